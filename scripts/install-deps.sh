@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build, the tests and the demo need.
+# Idempotent: packages already present are skipped, so a second run costs seconds.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake pkg-config clang libclang-rt-14-dev
+  # libraries (design.md, "Decisions")
+  libssl-dev libjansson-dev libyaml-dev libmnl-dev libnftnl-dev
+  libnetfilter-queue-dev libnetfilter-conntrack-dev libldns-dev
+  libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev
+  # kernel tools and lab peers used by the integration tests and the demo
+  nftables iproute2 conntrack procps psmisc util-linux coreutils jq
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+fi
