@@ -11,7 +11,7 @@ PACKAGES=(
   libnetfilter-queue-dev libnetfilter-conntrack-dev libldns-dev
   libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev
   # kernel tools and lab peers used by the integration tests and the demo
-  nftables iproute2 conntrack procps psmisc util-linux coreutils jq
+  nftables iproute2 conntrack procps psmisc util-linux coreutils jq socat
 )
 
 missing=()

@@ -1,0 +1,78 @@
+/*
+ * The control socket: newline-delimited JSON requests from the orchestrator and the
+ * CLI over a Unix stream socket. A peer is accepted only if it is root or in the
+ * control group, and never if it runs inside a session cgroup. Verbs are registered by
+ * the parts that implement them; the socket code only authenticates, frames, parses
+ * and dispatches.
+ *
+ * Request:  {"verb":"session.create","args":{...},"actor":"ci-bot"}\n
+ * Response: {"ok":true,"result":{...}}\n  or  {"ok":false,"error":"..."}\n
+ */
+#ifndef SANDGATE_DAEMON_CONTROL_H
+#define SANDGATE_DAEMON_CONTROL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "daemon/loop.h"
+
+#define CONTROL_LINE_MAX (256 * 1024)
+#define CONTROL_VERB_MAX 64
+#define CONTROL_ACTOR_MAX 256
+
+/* Who is asking: from SO_PEERCRED at accept, plus the request's optional actor. */
+struct control_peer {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	int fd;                       /* the connection (for passing fds, e.g. `run`) */
+};
+
+struct control_request {
+	char verb[CONTROL_VERB_MAX];
+	json_t *args;                 /* an object (empty when absent); borrowed */
+	const char *actor;            /* NULL when absent */
+	json_t *root;                 /* owned */
+};
+
+/*
+ * Parses one request line (untrusted bytes). Returns 0 and fills req (free with
+ * control_request_free), or -EINVAL with a reason in err.
+ */
+int control_parse_request(const char *line, size_t len, struct control_request *req,
+			  char *err, size_t errlen);
+void control_request_free(struct control_request *req);
+
+/*
+ * A verb handler. Returns 0 with *result set (a new reference; NULL means {}), or
+ * -errno with a message in err for the caller. Handlers must leave state unchanged
+ * when they fail.
+ */
+typedef int (*control_verb_fn)(void *ctx, const struct control_peer *peer,
+			       const struct control_request *req, json_t **result,
+			       char *err, size_t errlen);
+
+struct control;
+
+struct control_settings {
+	const char *path;             /* socket path; its directory is created 0755 */
+	const char *group;            /* group allowed besides root; may not exist */
+	const char *session_cgroup;   /* cgroup v2 path prefix of sessions, e.g. "/sandgate" */
+};
+
+/* Binds and listens; the socket is 0660 root:group. Returns 0 or -errno (err says why). */
+int control_open(struct control **out, const struct control_settings *s, struct loop *l,
+		 char *err, size_t errlen);
+int control_register(struct control *c, const char *verb, control_verb_fn fn, void *ctx);
+/* Closes every connection and the listener, unlinks the socket path. */
+void control_close(struct control *c);
+
+/*
+ * Peer checks, exposed for tests: 0 when allowed, else -EACCES with the reason.
+ * cgroup_line is the content of /proc/PID/cgroup.
+ */
+int control_peer_in_session(const char *proc_cgroup, size_t len, const char *session_prefix);
+
+#endif

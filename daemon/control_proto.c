@@ -1,0 +1,103 @@
+/* Parsing a control request line: bytes from a local client, checked before use. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/control.h"
+
+static int bad(char *err, size_t errlen, const char *why)
+{
+	snprintf(err, errlen, "%s", why);
+	return -EINVAL;
+}
+
+static bool verb_ok(const char *v)
+{
+	size_t i, n = strlen(v);
+
+	if (n == 0 || n >= CONTROL_VERB_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') ||
+		      v[i] == '.' || v[i] == '_' || v[i] == '-'))
+			return false;
+	return true;
+}
+
+int control_parse_request(const char *line, size_t len, struct control_request *req,
+			  char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *verb, *actor;
+
+	memset(req, 0, sizeof(*req));
+	if (len > CONTROL_LINE_MAX)
+		return bad(err, errlen, "request too large");
+	req->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!req->root) {
+		snprintf(err, errlen, "malformed JSON: %s", jerr.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(req->root))
+		goto fail_msg_obj;
+	verb = json_object_get(req->root, "verb");
+	if (!json_is_string(verb) || !verb_ok(json_string_value(verb))) {
+		control_request_free(req);
+		return bad(err, errlen, "\"verb\" must be a string of [a-z0-9._-], 1-63 chars");
+	}
+	snprintf(req->verb, sizeof(req->verb), "%s", json_string_value(verb));
+	req->args = json_object_get(req->root, "args");
+	if (!req->args) {
+		req->args = json_object();
+		if (!req->args || json_object_set_new(req->root, "args", req->args)) {
+			control_request_free(req);
+			return -ENOMEM;
+		}
+	} else if (!json_is_object(req->args)) {
+		control_request_free(req);
+		return bad(err, errlen, "\"args\" must be an object");
+	}
+	actor = json_object_get(req->root, "actor");
+	if (actor && !json_is_null(actor)) {
+		if (!json_is_string(actor) || json_string_length(actor) >= CONTROL_ACTOR_MAX) {
+			control_request_free(req);
+			return bad(err, errlen, "\"actor\" must be a string under 256 bytes");
+		}
+		req->actor = json_string_value(actor);
+	}
+	return 0;
+fail_msg_obj:
+	control_request_free(req);
+	return bad(err, errlen, "request must be a JSON object");
+}
+
+void control_request_free(struct control_request *req)
+{
+	json_decref(req->root);
+	memset(req, 0, sizeof(*req));
+}
+
+/*
+ * /proc/PID/cgroup has "0::/path" for the v2 hierarchy. A session's processes sit at
+ * or below session_prefix; "/sandgate" must not match "/sandgate-other".
+ */
+int control_peer_in_session(const char *proc_cgroup, size_t len, const char *session_prefix)
+{
+	size_t plen = strlen(session_prefix), i = 0;
+
+	while (i < len) {
+		const char *line = proc_cgroup + i, *nl = memchr(line, '\n', len - i);
+		size_t llen = nl ? (size_t)(nl - line) : len - i;
+
+		if (llen >= 3 && memcmp(line, "0::", 3) == 0) {
+			const char *p = line + 3;
+			size_t n = llen - 3;
+
+			if (n >= plen && memcmp(p, session_prefix, plen) == 0 &&
+			    (n == plen || p[plen] == '/'))
+				return -EACCES;
+		}
+		i += llen + 1;
+	}
+	return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * sandgated's wiring: configuration, the journal as the event sink, the control socket,
+ * signals, and the order in which they start and stop. The parts themselves live in
+ * their folders; this is the one place that knows all of them.
+ */
+#ifndef SANDGATE_DAEMON_DAEMON_H
+#define SANDGATE_DAEMON_DAEMON_H
+
+#include <stdbool.h>
+
+#include "daemon/config.h"
+#include "daemon/control.h"
+#include "daemon/loop.h"
+
+struct nft_ctx;
+struct sessions;
+#include "journal/journal.h"
+
+#define SANDGATE_VERSION "0.1.0"
+
+struct daemon_opts {
+	const char *config_path;     /* NULL: embedded defaults */
+	const char *state_dir;       /* overrides the config */
+	const char *control_path;    /* overrides the config */
+	bool debug;
+};
+
+struct daemon {
+	struct daemon_opts opts;
+	struct sg_config *cfg;
+	struct journal *journal;
+	struct loop *loop;
+	struct control *control;
+	int sigfd;
+	char cgroup_root[256];       /* the cgroup v2 mount */
+	char session_prefix[256];    /* sessions' path inside the v2 hierarchy, "/sandgate" */
+	struct timespec started;
+	struct nft_ctx *nft;         /* the installed ruleset, or NULL (gateway off) */
+	struct sessions *sessions;   /* the session registry (attribution/, daemon/sessions_glue.c) */
+};
+
+/* Runs the daemon until SIGTERM/SIGINT. Returns the process exit status. */
+int daemon_main(const struct daemon_opts *opts);
+
+/*
+ * Loads the config named by opts (or the defaults) and applies the command-line
+ * overrides. Returns 0, or -errno with every error printed on stderr as FILE:LINE.
+ */
+int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out);
+
+/*
+ * Sessions: load the registry from the state dir, adopt live sessions, register the
+ * session/run/tool verbs. fini persists and frees. Returns 0 or -errno (logged by caller).
+ */
+int daemon_sessions_init(struct daemon *d);
+void daemon_sessions_fini(struct daemon *d);
+
+/* The core verbs every daemon answers: ping, status. */
+int daemon_register_core_verbs(struct daemon *d);
+
+/* The cgroup v2 mount: /sys/fs/cgroup/unified on hybrid hosts, /sys/fs/cgroup on v2. */
+int daemon_cgroup2_root(const char *configured, char *out, size_t len);
+
+#endif

@@ -1,0 +1,226 @@
+/* The journal's lifecycle: open (with recovery), start, submit, close. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journal/journal_impl.h"
+
+#define LINE_BODY_MAX (1024 * 1024 - 4096)
+
+void journal_settings_default(struct journal_settings *s, const char *state_dir,
+			      const char *host)
+{
+	memset(s, 0, sizeof(*s));
+	s->state_dir = state_dir;
+	s->host = host;
+	s->segment_max_bytes = 64ull << 20;
+	s->segment_max_age_ms = 3600ull * 1000;
+	s->fsync = JOURNAL_FSYNC_CHECKPOINT;
+	s->checkpoint_interval_ms = 1000;
+	s->checkpoint_events = 1000;
+	s->heartbeat_interval_ms = 10000;
+	s->queue_capacity = 65536;
+	s->stall_buffer_max = 64ull << 20;
+}
+
+/* The journal directory must be ours alone: root-owned (our euid) and 0700. */
+static int secure_dir(const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", path);
+		return -ENOTDIR;
+	}
+	if (sb.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by us (uid %u)", path,
+			 (unsigned)sb.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if ((sb.st_mode & 07777) != 0700 && chmod(path, 0700) < 0) {
+		snprintf(err, errlen, "%s: cannot set mode 0700: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (access(path, W_OK | X_OK) < 0) {
+		snprintf(err, errlen, "%s: not writable: %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int journal_alloc(struct journal **out, const struct journal_settings *s)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	char origin[NOTE_KEY_NAME_MAX];
+
+	if (!j)
+		return -ENOMEM;
+	j->cfg = *s;
+	j->seg_fd = -1;
+	snprintf(origin, sizeof(origin), "sandgate/%s", s->host);
+	j->state_dir = strdup(s->state_dir);
+	j->host = strdup(s->host);
+	j->origin = strdup(s->origin ? s->origin : origin);
+	buf_init(&j->out);
+	buf_init(&j->line);
+	pthread_mutex_init(&j->stats_lock, NULL);
+	snprintf(j->dir, sizeof(j->dir), "%s/journal", s->state_dir);
+	*out = j;
+	if (!j->state_dir || !j->host || !j->origin)
+		return -ENOMEM;
+	if (equeue_init(&j->queue, s->queue_capacity) || syncer_init(&j->sync))
+		return -ENOMEM;
+	return 0;
+}
+
+static void journal_free(struct journal *j)
+{
+	if (!j)
+		return;
+	equeue_destroy(&j->queue);
+	syncer_destroy(&j->sync);
+	if (j->seg_fd >= 0)
+		close(j->seg_fd);
+	note_signer_free(j->signer);
+	buf_free(&j->out);
+	buf_free(&j->line);
+	free(j->last_note);
+	free(j->state_dir);
+	free(j->host);
+	free(j->origin);
+	pthread_mutex_destroy(&j->stats_lock);
+	free(j);
+}
+
+int journal_open(struct journal **out, const struct journal_settings *s,
+		 struct note_signer *signer, char *err, size_t errlen)
+{
+	struct journal *j = NULL;
+	int ret;
+
+	err[0] = '\0';
+	ret = journal_alloc(&j, s);
+	if (j)
+		j->signer = signer;
+	else
+		note_signer_free(signer);
+	if (ret) {
+		snprintf(err, errlen, "journal: out of memory");
+		goto fail;
+	}
+	ret = secure_dir(s->state_dir, err, errlen);
+	if (ret == 0)
+		ret = secure_dir(j->dir, err, errlen);
+	if (ret == 0)
+		ret = journal_recover(j, err, errlen);
+	if (ret)
+		goto fail;
+	*out = j;
+	return 0;
+fail:
+	journal_free(j);
+	return ret;
+}
+
+static int write_open_lines(struct journal *j)
+{
+	struct event *e;
+	int ret;
+
+	ret = segment_open_new(j, j->pos.size);
+	if (ret == 0)
+		ret = writer_segment_head(j, "journal.open");
+	if (ret || !j->open_recovery_cut)
+		return ret;
+	e = event_new("journal.recovery", NULL, EVENT_SRC_SANDGATE);
+	if (e) {
+		event_str(e, "why", "torn tail after an unclean stop");
+		event_uint(e, "cut_at_seq", j->open_recovery_seq);
+		event_uint(e, "cut_bytes", j->open_recovery_cut);
+		event_uint(e, "kept_lines", j->open_recovery_kept);
+		event_str(e, "saved_to", j->open_recovery_file);
+	}
+	j->stats.recoveries++;
+	return writer_emit_sandgate(j, e);
+}
+
+int journal_start(struct journal *j)
+{
+	int ret;
+
+	j->last_cp_ms = j->last_line_ms = journal_now_ms();
+	ret = write_open_lines(j);
+	if (ret)
+		return ret;
+	ret = -pthread_create(&j->syncer_thread, NULL, syncer_main, j);
+	if (ret)
+		return ret;
+	ret = -pthread_create(&j->writer_thread, NULL, writer_main, j);
+	if (ret) {
+		syncer_stop(j);
+		pthread_join(j->syncer_thread, NULL);
+		return ret;
+	}
+	j->threads_started = true;
+	return 0;
+}
+
+int journal_submit(void *ctx, struct event *e)
+{
+	struct journal *j = ctx;
+
+	if (e->body.len > LINE_BODY_MAX) {
+		event_free(e);
+		return -EMSGSIZE;
+	}
+	return equeue_push(&j->queue, e);
+}
+
+void journal_on_checkpoint(struct journal *j, journal_checkpoint_fn fn, void *ctx)
+{
+	j->on_cp = fn;
+	j->on_cp_ctx = ctx;
+}
+
+void journal_get_stats(struct journal *j, struct journal_stats *out)
+{
+	size_t hw;
+
+	pthread_mutex_lock(&j->stats_lock);
+	*out = j->stats;
+	pthread_mutex_unlock(&j->stats_lock);
+	out->queue_depth = equeue_depth(&j->queue, &hw);
+	out->queue_high_water = hw;
+	out->next_seq = __atomic_load_n(&j->pos.size, __ATOMIC_RELAXED);
+	out->stalled = __atomic_load_n(&j->stalled, __ATOMIC_RELAXED);
+}
+
+int journal_close(struct journal *j)
+{
+	int ret = 0;
+
+	if (!j)
+		return 0;
+	if (j->threads_started) {
+		equeue_close(&j->queue);
+		pthread_join(j->writer_thread, NULL);
+		syncer_wait_idle(j);
+		syncer_stop(j);
+		pthread_join(j->syncer_thread, NULL);
+		ret = j->sync.error;
+	}
+	if (j->out.len)
+		ret = ret ? ret : -EIO;
+	if (j->seg_fd >= 0 && j->cfg.fsync != JOURNAL_FSYNC_NEVER && fdatasync(j->seg_fd) < 0)
+		ret = ret ? ret : -errno;
+	journal_free(j);
+	return ret;
+}

@@ -1,0 +1,142 @@
+/* Internal to journal/: the writer's state shared by its files. Not for other parts. */
+#ifndef SANDGATE_JOURNAL_IMPL_H
+#define SANDGATE_JOURNAL_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "journal/journal.h"
+#include "journal/merkle.h"
+#include "journal/note.h"
+
+#define SEGMENT_NAME_LEN 26   /* 20 digits + ".jsonl" */
+#define JOURNAL_PATH_MAX 4096
+
+/* The chain position: everything needed to append the next line. */
+struct chain_pos {
+	uint64_t size;                         /* lines so far = next seq */
+	uint8_t leaf[MERKLE_HASH_LEN];         /* leaf hash of line size-1 (zeros at 0) */
+	struct merkle_range range;
+};
+
+/* What `state` records: a chain position and where its next line starts. */
+struct journal_state {
+	struct chain_pos pos;
+	char segment[SEGMENT_NAME_LEN + 1];
+	uint64_t offset;
+};
+
+/* A checkpoint waiting for the syncer. */
+struct pending_cp {
+	char *note;
+	size_t note_len;
+	struct journal_state state;
+	int fd;                                /* dup of the segment fd to fdatasync */
+};
+
+/* Bounded FIFO of events between producers and the writer. */
+struct event_queue {
+	pthread_mutex_t lock;
+	pthread_cond_t not_empty;
+	pthread_cond_t not_full;
+	struct event **ring;
+	size_t cap, head, count, high_water;
+	bool closing;
+};
+
+struct syncer {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_cond_t idle;
+	struct pending_cp *items;
+	struct pending_cp *batch;              /* the syncer thread's working copy */
+	size_t cap, count;
+	bool busy, stop;
+	int error;                             /* last error, -errno */
+};
+
+struct journal {
+	struct journal_settings cfg;
+	char *state_dir, *host, *origin;
+	char dir[JOURNAL_PATH_MAX];            /* state_dir/journal */
+	struct note_signer *signer;
+
+	struct event_queue queue;
+	struct syncer sync;
+	pthread_t writer_thread, syncer_thread;
+	bool threads_started;
+
+	/* writer-thread state */
+	struct chain_pos pos;
+	int seg_fd;
+	char seg_name[SEGMENT_NAME_LEN + 1];
+	uint64_t seg_len;                      /* bytes on disk (complete lines only) */
+	uint64_t seg_opened_ms;
+	struct buf out;                        /* encoded lines not yet written */
+	struct buf line;                       /* scratch for one line */
+	uint64_t last_cp_size;
+	uint64_t last_cp_ms, last_line_ms;
+	char *last_note;                       /* the newest checkpoint note (quoted by new segments) */
+	bool stalled;
+	int stall_errno;
+	uint64_t stall_since_ms, stall_retry_ms, stall_lost, stall_held;
+	uint64_t open_recovery_cut;            /* set by recovery, reported at start */
+	uint64_t open_recovery_seq, open_recovery_kept;
+	char open_recovery_file[JOURNAL_PATH_MAX];
+
+	journal_checkpoint_fn on_cp;
+	void *on_cp_ctx;
+
+	pthread_mutex_t stats_lock;
+	struct journal_stats stats;
+};
+
+uint64_t journal_now_ms(void);
+
+/* queue.c */
+int equeue_init(struct event_queue *q, size_t cap);
+void equeue_destroy(struct event_queue *q);
+int equeue_push(struct event_queue *q, struct event *e);
+/* Pops up to max events; waits until deadline_ms (CLOCK_MONOTONIC) when empty. */
+size_t equeue_pop(struct event_queue *q, struct event **out, size_t max, uint64_t deadline_ms);
+void equeue_close(struct event_queue *q);
+size_t equeue_depth(struct event_queue *q, size_t *high_water);
+
+/* line.c: encoding one event as a journal line and chaining it. */
+void line_encode(struct buf *b, const struct journal *j, const struct event *e, uint64_t seq,
+		 const uint8_t prev[MERKLE_HASH_LEN]);
+int chain_append(struct chain_pos *pos, const char *line, size_t len);
+/* Checks the fixed envelope prefix: seq and prev as expected. */
+bool line_chains(const struct chain_pos *pos, const char *line, size_t len);
+
+/* segment.c */
+int segment_list(const char *dir, char (**names)[SEGMENT_NAME_LEN + 1], size_t *n);
+void segment_name(uint64_t first_seq, char out[SEGMENT_NAME_LEN + 1]);
+int segment_open_new(struct journal *j, uint64_t first_seq);
+int journal_flush(struct journal *j);
+int state_save(const char *dir, const struct journal_state *st);
+int state_load(const char *dir, struct journal_state *st);
+int dir_fsync(const char *dir);
+int checkpoints_read_last(const char *dir, char **note);
+
+/* recover.c */
+int journal_recover(struct journal *j, char *err, size_t errlen);
+
+/* syncer.c */
+int syncer_init(struct syncer *s);
+void syncer_destroy(struct syncer *s);
+int syncer_submit(struct journal *j, struct pending_cp *cp);
+void *syncer_main(void *arg);
+void syncer_stop(struct journal *j);
+void syncer_wait_idle(struct journal *j);
+
+/* writer.c */
+void *writer_main(void *arg);
+int writer_write_event(struct journal *j, struct event *e);
+int writer_checkpoint(struct journal *j);
+int writer_emit_sandgate(struct journal *j, struct event *e);
+int writer_segment_head(struct journal *j, const char *type);
+
+#endif
