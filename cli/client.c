@@ -92,7 +92,8 @@ static int send_request(int fd, const char *verb, json_t *args, const char *acto
 	len = strlen(s);
 	s[len++] = '\n';   /* replaces the NUL: written by length */
 	while (off < len && ret == 0) {
-		n = write(fd, s + off, len - off);
+		/* MSG_NOSIGNAL: a daemon that refused us has closed; its reply is still there. */
+		n = send(fd, s + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -115,10 +116,13 @@ int client_call(const char *socket_path, const char *verb, json_t *args, const c
 	if (fd < 0)
 		return fd;
 	ret = send_request(fd, verb, args, actor);
-	if (ret)
+	/* Even when sending failed, a refusal may be waiting to be read. */
+	if (read_reply(fd, &reply, err, errlen) == 0)
+		ret = 0;
+	else if (ret)
 		snprintf(err, errlen, "cannot send to %s: %s", socket_path, strerror(-ret));
 	else
-		ret = read_reply(fd, &reply, err, errlen);
+		ret = -ECONNRESET;
 	close(fd);
 	if (ret)
 		return ret;

@@ -70,4 +70,40 @@ enum note_status note_open_checkpoint(const struct note_verifier *v, const char 
 				      size_t len, struct checkpoint *cp);
 const char *note_status_str(enum note_status st);
 
+/*
+ * Additions for the verifier, tests and tools (the writer needs none of them).
+ */
+
+/* A signer from a raw 32-byte Ed25519 seed (tests, fixtures). Returns 0, -EINVAL, -ENOMEM. */
+int note_signer_from_seed(struct note_signer **out, const uint8_t seed[32], const char *name);
+
+/*
+ * Signs an arbitrary note text (non-empty, ending in '\n', no blank line, no control
+ * bytes but '\n') into buf as a signed note with one signature (NUL-terminated).
+ * Returns the note length, -EINVAL for a bad text, -ENOSPC or -EIO.
+ */
+int note_sign_text(const struct note_signer *s, const char *text, size_t tlen, char *buf,
+		   size_t len);
+
+/*
+ * Checks the signed note msg[0..len) (any text) against v, which may be NULL (then the
+ * result is at best NOTE_UNKNOWN_KEY). Sets *text_len to the length of the signed text
+ * (with its final newline) whenever the note is well-formed.
+ */
+enum note_status note_open(const struct note_verifier *v, const char *msg, size_t len,
+			   size_t *text_len);
+
+/*
+ * Parses a tlog-checkpoint body (origin, size, base64 root, optional extension lines).
+ * Returns 0 or -EINVAL.
+ */
+int note_parse_checkpoint(const char *text, size_t len, struct checkpoint *cp);
+
+/* Standard base64 with padding; writes a NUL. Returns the length or -ENOSPC. */
+int note_b64_encode(const uint8_t *in, size_t n, char *out, size_t cap);
+/* Strict standard base64 (padding required, no whitespace). Returns bytes or -EINVAL. */
+int note_b64_decode(const char *in, size_t n, uint8_t *out, size_t cap);
+
+const char *note_verifier_name(const struct note_verifier *v);
+
 #endif

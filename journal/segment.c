@@ -67,7 +67,8 @@ int segment_list(const char *dir, char (**names)[SEGMENT_NAME_LEN + 1], size_t *
 		}
 		memcpy(list[count++], de->d_name, SEGMENT_NAME_LEN + 1);
 	}
-	qsort(list, count, sizeof(*list), name_cmp);
+	if (count)
+		qsort(list, count, sizeof(*list), name_cmp);
 out:
 	closedir(d);
 	if (ret) {

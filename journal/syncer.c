@@ -165,8 +165,8 @@ void *syncer_main(void *arg)
 		for (i = 0; i < n; i++)
 			pending_free(&batch[i]);
 		pthread_mutex_lock(&s->lock);
-		if (ret)
-			s->error = ret;
+		/* The latest round decides: a stall that has passed is not an error at close. */
+		s->error = ret;
 		s->busy = false;
 		pthread_cond_broadcast(&s->idle);
 	}

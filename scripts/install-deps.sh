@@ -9,9 +9,10 @@ PACKAGES=(
   # libraries (design.md, "Decisions")
   libssl-dev libjansson-dev libyaml-dev libmnl-dev libnftnl-dev
   libnetfilter-queue-dev libnetfilter-conntrack-dev libldns-dev
-  libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev
+  libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev libnghttp2-dev
   # kernel tools and lab peers used by the integration tests and the demo
   nftables iproute2 conntrack procps psmisc util-linux coreutils jq socat
+  dnsmasq-base bind9-dnsutils
 )
 
 missing=()

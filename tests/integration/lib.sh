@@ -51,11 +51,16 @@ start_daemon() {
 	shift
 	SG_STATE=$T_TMP/$name
 	SG_SOCK=$T_TMP/$name.sock
+	rm -f "$SG_SOCK"   # a daemon killed with -9 leaves its socket behind
 	"$BIN/sandgated" --state-dir "$SG_STATE" --control "$SG_SOCK" "$@" \
 		>"$T_TMP/$name.log" 2>&1 &
 	DPID=$!
 	cleanup "kill -9 $DPID"
-	wait_for "socket $SG_SOCK" 10 test -S "$SG_SOCK"
+	if ! wait_for "socket $SG_SOCK" 10 test -S "$SG_SOCK"; then
+		echo "--- $name.log:"
+		cat "$T_TMP/$name.log"
+		return 1
+	fi
 }
 
 stop_daemon() { # stop_daemon: SIGTERM and wait; returns the daemon's exit status

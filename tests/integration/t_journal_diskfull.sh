@@ -6,13 +6,14 @@ require_root
 
 M=$T_TMP/small
 mkdir -p "$M"
-mount -t tmpfs -o size=8m tmpfs "$M"
+mount -t tmpfs -o size=100m tmpfs "$M"
 cleanup "umount -l '$M'"
 S=$M/state
 
-# Leave ~1 MiB free, then write forever: the disk fills within a second.
-fallocate -l 7m "$M/filler"
-"$BIN/sg_genjournal" --forever "$S" 0 2>"$T_TMP/gen.err" &
+# Leave ~1 MiB free, then write forever: the disk fills within a second, and the
+# writer's in-memory hold (set to 4 MiB here) overflows soon after: some are dropped.
+fallocate -l 99m "$M/filler"
+"$BIN/sg_genjournal" --forever --stall-buffer 4194304 "$S" 0 2>"$T_TMP/gen.err" &
 pid=$!
 cleanup "kill -9 $pid"
 sleep 3

@@ -1,5 +1,6 @@
 /*
  * sg_genjournal STATE_DIR N [--forever] [--checkpoint-events K] [--segment-bytes B]
+ *               [--stall-buffer B]
  *
  * Writes N events through the real journal (keystore, writer, syncer, checkpoints) into
  * STATE_DIR, the way the daemon does, with field values that stress the encoder
@@ -58,32 +59,35 @@ int main(int argc, char **argv)
 		{ "forever", no_argument, NULL, 'f' },
 		{ "checkpoint-events", required_argument, NULL, 'k' },
 		{ "segment-bytes", required_argument, NULL, 'b' },
+		{ "stall-buffer", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct journal_settings js;
 	struct note_signer *signer = NULL;
 	struct journal *j = NULL;
-	uint64_t n, i, cp = 1000, seg = 64ull << 20;
+	uint64_t n, i, cp = 1000, seg = 64ull << 20, stall = 64ull << 20;
 	char err[1024];
 	int c, forever = 0, ret;
 
-	while ((c = getopt_long(argc, argv, "fk:b:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fk:b:S:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': forever = 1; break;
 		case 'k': cp = strtoull(optarg, NULL, 10); break;
 		case 'b': seg = strtoull(optarg, NULL, 10); break;
+		case 'S': stall = strtoull(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr, "usage: sg_genjournal STATE_DIR N [--forever] "
-				"[--checkpoint-events K] [--segment-bytes B]\n");
+				"[--checkpoint-events K] [--segment-bytes B] [--stall-buffer B]\n");
 		return 2;
 	}
 	n = strtoull(argv[optind + 1], NULL, 10);
 	journal_settings_default(&js, argv[optind], "genhost");
 	js.checkpoint_events = cp;
 	js.segment_max_bytes = seg;
+	js.stall_buffer_max = stall;
 	ret = keystore_open(js.state_dir, "sandgate/genhost", &signer, err, sizeof(err));
 	if (ret == 0)
 		ret = journal_open(&j, &js, signer, err, sizeof(err));

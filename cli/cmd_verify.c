@@ -1,0 +1,184 @@
+/*
+ * `sandgate verify [--checkpoint FILE] [--key PUBKEY] DIR`: checks a journal offline
+ * (docs/journal-format.md, "Verification"). Exit 0 only when everything verifies,
+ * 1 on damage or when the journal cannot be read, 2 on a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "journal/note.h"
+#include "journal/verify.h"
+
+#define PROG "sandgate verify"
+
+static const char usage_text[] =
+	"usage: sandgate verify [--checkpoint FILE] [--key PUBKEY] DIR\n"
+	"\n"
+	"Checks a journal: every line's envelope, the seq sequence, the prev chain, the\n"
+	"Merkle tree and every checkpoint (in the journal, in journal/checkpoints and the\n"
+	"one given) against the key. Exits 0 only if nothing was modified, deleted,\n"
+	"reordered, truncated or re-signed; otherwise names the first bad seq and the kind.\n"
+	"\n"
+	"  DIR                the state directory (holding journal/) or the journal itself\n"
+	"  --key PUBKEY       verifier key file (one line, signed-note vkey form); default\n"
+	"                     STATE/keys/journal.pub, which lies beside the journal and so\n"
+	"                     only proves consistency: pin a key held elsewhere\n"
+	"  --checkpoint FILE  a checkpoint note obtained earlier (e.g. from a sink); proves\n"
+	"                     the journal was not cut off before it\n"
+	"  -h, --help         this text\n";
+
+struct verify_args {
+	const char *key;
+	const char *checkpoint;
+	const char *dir;
+};
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* 0 to go on, else the exit status (help: 0 via *done). */
+static int parse_args(int argc, char **argv, struct verify_args *a, int *done)
+{
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "checkpoint", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+hk:c:", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			*done = 1;
+			return 0;
+		}
+		if (c == 'k')
+			a->key = optarg;
+		else if (c == 'c')
+			a->checkpoint = optarg;
+		else {
+			fprintf(stderr, PROG ": bad option %s (see --help)\n",
+				argv[optind - 1] ? argv[optind - 1] : "");
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, PROG ": expected one DIR (see --help)\n");
+		return 2;
+	}
+	a->dir = argv[optind];
+	return 0;
+}
+
+/* Finds the journal and the default key path from DIR. 0 or the exit status. */
+static int resolve_dirs(const struct verify_args *a, char *journal, char *keypath)
+{
+	char sub[PATH_MAX], state[PATH_MAX];
+	char *slash;
+
+	if (snprintf(sub, sizeof(sub), "%s/journal", a->dir) >= (int)sizeof(sub))
+		goto toolong;
+	if (!is_dir(a->dir)) {
+		fprintf(stderr, PROG ": %s: not a directory\n", a->dir);
+		return 2;
+	}
+	if (a->checkpoint && access(a->checkpoint, R_OK) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", a->checkpoint, strerror(errno));
+		return 2;
+	}
+	if (is_dir(sub)) {
+		snprintf(journal, PATH_MAX, "%s", sub);
+		snprintf(state, sizeof(state), "%s", a->dir);
+	} else {
+		snprintf(journal, PATH_MAX, "%s", a->dir);
+		snprintf(state, sizeof(state), "%s", a->dir);
+		while (strlen(state) > 1 && state[strlen(state) - 1] == '/')
+			state[strlen(state) - 1] = '\0';
+		slash = strrchr(state, '/');
+		if (slash)
+			*(slash == state ? slash + 1 : slash) = '\0';
+		else
+			snprintf(state, sizeof(state), ".");
+	}
+	if (snprintf(keypath, PATH_MAX, "%s/keys/journal.pub", state) >= PATH_MAX)
+		goto toolong;
+	return 0;
+toolong:
+	fprintf(stderr, PROG ": %s: path too long\n", a->dir);
+	return 2;
+}
+
+static int load_key(const struct verify_args *a, const char *def, struct note_verifier **v)
+{
+	const char *path = a->key ? a->key : def;
+	int ret;
+
+	if (!a->key)
+		fprintf(stderr, PROG ": no --key given: trusting the key found beside the "
+			"journal, %s\n", def);
+	ret = note_verifier_load(v, path);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", path,
+			ret == -EINVAL ? "not a verifier key" : strerror(-ret));
+		return a->key ? 2 : 1;
+	}
+	return 0;
+}
+
+static int report(const char *journal, int ret, const struct verify_result *res)
+{
+	if (ret < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", journal, strerror(-ret));
+		return 1;
+	}
+	if (!res->ok) {
+		fprintf(stderr, PROG ": seq %llu: %s: %s\n", (unsigned long long)res->bad_seq,
+			verify_kind_str(res->kind), res->message);
+		return 1;
+	}
+	printf("ok: %llu lines, %llu checkpoints, last seq %llu\n",
+	       (unsigned long long)res->lines, (unsigned long long)res->checkpoints,
+	       (unsigned long long)res->last_seq);
+	return 0;
+}
+
+/* Entry point for `sandgate verify`; see cli/commands.h. */
+int cmd_verify(int argc, char **argv)
+{
+	struct verify_args a = { 0 };
+	char journal[PATH_MAX], keypath[PATH_MAX];
+	struct note_verifier *v = NULL;
+	struct verify_result res;
+	struct verify_opts o = { 0 };
+	int done = 0, rc, ret;
+
+	rc = parse_args(argc, argv, &a, &done);
+	if (rc != 0 || done)
+		return rc;
+	rc = resolve_dirs(&a, journal, keypath);
+	if (rc == 0)
+		rc = load_key(&a, keypath, &v);
+	if (rc != 0)
+		return rc;
+	o.journal_dir = journal;
+	o.key = v;
+	o.checkpoint_file = a.checkpoint;
+	ret = verify_journal(&o, &res);
+	rc = report(journal, ret, &res);
+	note_verifier_free(v);
+	return rc;
+}

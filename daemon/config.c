@@ -1,0 +1,700 @@
+/*
+ * Config loading: the error list, the embedded defaults, the top-level, cgroup, journal
+ * and gateway sections, and the all-or-nothing load. Policies are in config_policy.c,
+ * the YAML tree in config_yaml.c, the typed readers in config_value.c.
+ */
+#include "daemon/config.h"
+#include "daemon/config_yaml.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define MS_S 1000ull
+#define MS_DAY (86400ull * MS_S)
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+int config_errors_add(struct config_errors *e, const char *file, unsigned line,
+		      unsigned col, const char *msg)
+{
+	struct config_error *err;
+
+	if (e->n >= CONFIG_MAX_ERRORS) {
+		e->dropped++;
+		return 0;
+	}
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 16;
+		struct config_error *v = realloc(e->v, cap * sizeof(*v));
+
+		if (!v)
+			goto oom;
+		e->v = v;
+		e->cap = cap;
+	}
+	err = &e->v[e->n];
+	err->file = strdup(file ? file : "(config)");
+	err->msg = strdup(msg);
+	err->line = line;
+	err->col = col;
+	if (!err->file || !err->msg) {
+		free(err->file);
+		free(err->msg);
+		goto oom;
+	}
+	e->n++;
+	return 0;
+oom:
+	e->oom = true;
+	return -ENOMEM;
+}
+
+size_t config_errors_count(const struct config_errors *e)
+{
+	return e ? e->n : 0;
+}
+
+const struct config_error *config_errors_at(const struct config_errors *e, size_t i)
+{
+	return e && i < e->n ? &e->v[i] : NULL;
+}
+
+int config_error_format(const struct config_error *err, char *buf, size_t len)
+{
+	if (err->line && err->col)
+		return snprintf(buf, len, "%s:%u:%u: %s", err->file, err->line, err->col, err->msg);
+	if (err->line)
+		return snprintf(buf, len, "%s:%u: %s", err->file, err->line, err->msg);
+	return snprintf(buf, len, "%s: %s", err->file, err->msg);
+}
+
+int config_errors_print(const struct config_errors *e, FILE *f)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < config_errors_count(e); i++) {
+		config_error_format(&e->v[i], line, sizeof(line));
+		fprintf(f, "%s\n", line);
+	}
+	if (e && e->dropped)
+		fprintf(f, "... and %zu more errors\n", e->dropped);
+	if (e && e->oom)
+		fprintf(f, "(some errors were lost: out of memory)\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+void config_errors_free(struct config_errors *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n; i++) {
+		free(e->v[i].file);
+		free(e->v[i].msg);
+	}
+	free(e->v);
+	*e = (struct config_errors)CONFIG_ERRORS_INIT;
+}
+
+/* Parser errors (syntax, duplicates) come before schema errors: put them in line order. */
+static void errors_sort_from(struct config_errors *e, size_t from)
+{
+	for (size_t i = from + 1; i < e->n; i++) {
+		struct config_error x = e->v[i];
+		size_t j = i;
+
+		/* Insertion sort: stable, and n <= CONFIG_MAX_ERRORS. */
+		while (j > from && (e->v[j - 1].line > x.line ||
+				    (e->v[j - 1].line == x.line && e->v[j - 1].col > x.col))) {
+			e->v[j] = e->v[j - 1];
+			j--;
+		}
+		e->v[j] = x;
+	}
+}
+
+/* ---- addresses ------------------------------------------------------------------- */
+
+int cfg_parse_addr(const char *s, struct sg_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, a->bytes) == 1) {
+		a->family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, a->bytes) == 1) {
+		a->family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	unsigned long v = 0;
+	size_t i = 0;
+
+	for (; s[i] >= '0' && s[i] <= '9' && i < 6; i++)
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	if (i == 0 || s[i] != '\0' || v < 1 || v > 65535)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* "IP", "IP:PORT", "IPv6", "[IPv6]:PORT". *port is left alone when none is given. */
+int cfg_parse_hostport(const char *s, struct sg_addr *a, uint16_t *port, bool need_port)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *colon = strrchr(s, ':'), *p = NULL;
+	size_t hl;
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || (end[1] != '\0' && end[1] != ':'))
+			return -EINVAL;
+		hl = (size_t)(end - s - 1);
+		s++;
+		p = end[1] == ':' ? end + 2 : NULL;
+	} else if (colon && strchr(s, ':') == colon) {
+		hl = (size_t)(colon - s);
+		p = colon + 1;
+	} else {
+		hl = strlen(s);   /* no port; several colons: a bare IPv6 address */
+	}
+	if (hl >= sizeof(host) || (need_port && !p))
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	if (cfg_parse_addr(host, a))
+		return -EINVAL;
+	if (p && parse_port(p, port))
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- field checkers (run after the value is stored) --------------------------------- */
+
+static const char *field_str(void *base, const struct cfg_key *k)
+{
+	return *(char **)((char *)base + k->off);
+}
+
+static bool has_ctl_or_space(const char *s, bool space_ok)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || (!space_ok && *s == ' '))
+			return true;
+	return false;
+}
+
+static int check_path(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		      const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+
+	if (!s)
+		return 0;
+	if (s[0] != '/' || strlen(s) >= PATH_MAX || has_ctl_or_space(s, true)) {
+		cfg_err(ctx, v, "expected an absolute path");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_socket(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+
+	if (check_path(ctx, v, base, k))
+		return -EINVAL;
+	if (strlen(s) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
+		cfg_err(ctx, v, "socket path longer than %zu bytes",
+			sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_word(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		      const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+
+	if (!s)
+		return 0;
+	if (strlen(s) > 253 || has_ctl_or_space(s, false)) {
+		cfg_err(ctx, v, "expected at most 253 printable characters without spaces");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_group(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		       const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
+
+	if (s[n] != '\0' || n > 32 || s[0] == '-') {
+		cfg_err(ctx, v, "expected a group name (letters, digits, '_', '.', '-')");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_listen(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+	struct sg_addr a;
+	uint16_t port;
+
+	if (s && cfg_parse_hostport(s, &a, &port, true)) {
+		cfg_err(ctx, v, "expected IP:PORT or [IPv6]:PORT, or null to disable");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_cgroup_root(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			     const struct cfg_key *k)
+{
+	if (strcmp(field_str(base, k), "auto") == 0)
+		return 0;
+	return check_path(ctx, v, base, k);
+}
+
+/* A relative path below the cgroup root; ".." could escape it. */
+static int check_cgroup_parent(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			       const struct cfg_key *k)
+{
+	const char *s = field_str(base, k), *c = s;
+	bool bad = s[0] == '/' || has_ctl_or_space(s, false);
+
+	while (!bad) {
+		size_t l = strcspn(c, "/");
+
+		bad = l == 0 || (l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.');
+		if (c[l] == '\0')
+			break;
+		c += l + 1;
+	}
+	if (bad) {
+		cfg_err(ctx, v, "expected a relative path without '.', '..' or empty parts");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_netns(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		       const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+
+	if (!s || s[0] == '/')
+		return check_path(ctx, v, base, k);
+	if (strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, "..") || has_ctl_or_space(s, false)) {
+		cfg_err(ctx, v, "expected a namespace name (/run/netns/NAME) or an absolute path");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			const struct cfg_key *k)
+{
+	const char *s = field_str(base, k);
+
+	/* The origin is the first line of every signed checkpoint: one printable line. */
+	if (s && has_ctl_or_space(s, true)) {
+		cfg_err(ctx, v, "must not contain control characters");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- sections -------------------------------------------------------------------- */
+
+static int sec_resolvers(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			 const struct cfg_key *k)
+{
+	struct sg_gateway_config *g = base;
+	struct sg_resolver *r = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	(void)k;
+	if (cy_is_null(v))
+		goto set;
+	if (cy_need(ctx, v, CY_SEQ, "a list of IP or IP:PORT"))
+		return -EINVAL;
+	if (v->n > CONFIG_MAX_RESOLVERS) {
+		cfg_err(ctx, v, "at most %d resolvers", CONFIG_MAX_RESOLVERS);
+		return -EINVAL;
+	}
+	r = calloc(v->n ? v->n : 1, sizeof(*r));
+	if (!r) {
+		ctx->oom = true;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		const struct cy_node *it = v->items[i];
+		const char *s;
+
+		r[n].port = 53;
+		if (cy_str(ctx, it, &s) || cfg_parse_hostport(s, &r[n].addr, &r[n].port, false)) {
+			if (it->type == CY_SCALAR && !cy_is_null(it) && it->len)
+				cfg_err(ctx, it, "expected IP, IP:PORT or [IPv6]:PORT");
+			ret = -EINVAL;
+			continue;
+		}
+		n++;
+	}
+set:
+	free(g->resolvers);
+	g->resolvers = r;
+	g->n_resolvers = n;
+	return ret;
+}
+
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+static const char *const fsync_modes[] = { "checkpoint", "always", "never", NULL };
+
+#define F(type, field) offsetof(type, field)
+#define UINT_KEY(type, name, lo, hi) \
+	{ #name, CK_UINT, F(type, name), sizeof(((type *)0)->name), lo, hi, NULL, NULL }
+
+static const struct cfg_key cgroup_keys[] = {
+	{ "root", CK_STR, F(struct sg_cgroup_config, root), 0, 0, 0, NULL, check_cgroup_root },
+	{ "parent", CK_STR, F(struct sg_cgroup_config, parent), 0, 0, 0, NULL,
+	  check_cgroup_parent },
+	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
+};
+
+#define JC struct sg_journal_config
+static const struct cfg_key journal_keys[] = {
+	{ "segment_max_bytes", CK_SIZE, F(JC, segment_max_bytes), 0, 4096, 1ull << 40, NULL, NULL },
+	{ "segment_max_age", CK_DURATION, F(JC, segment_max_age_ms), 0, MS_S, 365 * MS_DAY, NULL,
+	  NULL },
+	{ "fsync", CK_ENUM, F(JC, fsync), 0, 0, 0, fsync_modes, NULL },
+	{ "checkpoint_interval", CK_DURATION, F(JC, checkpoint_interval_ms), 0, 10, 3600 * MS_S,
+	  NULL, NULL },
+	UINT_KEY(JC, checkpoint_events, 1, 10000000),
+	{ "heartbeat_interval", CK_DURATION, F(JC, heartbeat_interval_ms), 0, 100, MS_DAY, NULL,
+	  NULL },
+	UINT_KEY(JC, queue_capacity, 16, 1u << 24),
+	{ "origin", CK_STR_NULL, F(JC, origin), 0, 0, 0, NULL, check_origin },
+	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
+};
+#undef JC
+
+#define GC struct sg_gateway_config
+static const struct cfg_key gateway_keys[] = {
+	{ "netns", CK_STR_NULL, F(GC, netns), 0, 0, 0, NULL, check_netns },
+	{ "fail_open", CK_BOOL, F(GC, fail_open), 0, 0, 0, NULL, NULL },
+	UINT_KEY(GC, queues, 1, 64),
+	UINT_KEY(GC, queue_len, 1, 1u << 24),
+	UINT_KEY(GC, queue_base, 0, 65535),
+	{ "dns_ttl_min", CK_DURATION, F(GC, dns_ttl_min_ms), 0, 0, MS_DAY, NULL, NULL },
+	{ "dns_ttl_max", CK_DURATION, F(GC, dns_ttl_max_ms), 0, MS_S, 7 * MS_DAY, NULL, NULL },
+	{ "resolvers", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_resolvers },
+	{ "geoip_db", CK_STR_NULL, F(GC, geoip_db), 0, 0, 0, NULL, check_path },
+	{ "doh_list", CK_STR_NULL, F(GC, doh_list), 0, 0, 0, NULL, check_path },
+	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
+};
+#undef GC
+
+static int sec_cgroup(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		      const struct cfg_key *k)
+{
+	(void)k;
+	return cfg_walk(ctx, v, cgroup_keys, &((struct sg_config *)base)->cgroup, "cgroup");
+}
+
+static int sec_journal(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		       const struct cfg_key *k)
+{
+	(void)k;
+	return cfg_walk(ctx, v, journal_keys, &((struct sg_config *)base)->journal, "journal");
+}
+
+/* Cross-field rules, reported at the mapping so the line points into the section. */
+static int gateway_consistent(struct cfg_ctx *ctx, const struct cy_node *v,
+			      const struct sg_gateway_config *g)
+{
+	int ret = 0;
+
+	if (g->dns_ttl_min_ms > g->dns_ttl_max_ms) {
+		cfg_err(ctx, v, "dns_ttl_min is greater than dns_ttl_max");
+		ret = -EINVAL;
+	}
+	if ((uint64_t)g->queue_base + g->queues > 65536) {
+		cfg_err(ctx, v, "queue_base + queues exceeds 65536 (queue numbers are 16-bit)");
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static int sec_gateway(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		       const struct cfg_key *k)
+{
+	struct sg_gateway_config *g = &((struct sg_config *)base)->gateway;
+	int ret;
+
+	(void)k;
+	ret = cfg_walk(ctx, v, gateway_keys, g, "gateway");
+	if (ret == 0)
+		ret = gateway_consistent(ctx, v, g);
+	return ret;
+}
+
+#define C struct sg_config
+static const struct cfg_key top_keys[] = {
+	{ "host", CK_STR, F(C, host), 0, 0, 0, NULL, check_word },
+	{ "state_dir", CK_STR, F(C, state_dir), 0, 0, 0, NULL, check_path },
+	{ "control_socket", CK_STR, F(C, control_socket), 0, 0, 0, NULL, check_socket },
+	{ "control_group", CK_STR, F(C, control_group), 0, 0, 0, NULL, check_group },
+	{ "metrics_listen", CK_STR_NULL, F(C, metrics_listen), 0, 0, 0, NULL, check_listen },
+	{ "log_level", CK_ENUM, F(C, log_level), 0, 0, 0, log_levels, NULL },
+	{ "cgroup", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_cgroup },
+	{ "journal", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_journal },
+	{ "gateway", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_gateway },
+	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_policies },
+	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
+};
+#undef C
+
+/* ---- defaults, load, free ------------------------------------------------------- */
+
+static int default_strings(struct sg_config *c)
+{
+	char host[HOST_NAME_MAX + 1] = "";
+
+	/* An unnamed host still needs a stable identifier in every event. */
+	if (gethostname(host, sizeof(host)) != 0 || host[0] == '\0')
+		strcpy(host, "localhost");
+	host[HOST_NAME_MAX] = '\0';
+	c->host = strdup(host);
+	c->state_dir = strdup("/var/lib/sandgate");
+	c->control_socket = strdup("/run/sandgate/control.sock");
+	c->control_group = strdup("sandgate");
+	c->metrics_listen = strdup("127.0.0.1:9477");
+	c->cgroup.root = strdup("auto");
+	c->cgroup.parent = strdup("sandgate");
+	if (!c->host || !c->state_dir || !c->control_socket || !c->control_group ||
+	    !c->metrics_listen || !c->cgroup.root || !c->cgroup.parent)
+		return -ENOMEM;
+	return 0;
+}
+
+struct sg_config *config_default(void)
+{
+	struct sg_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->log_level = SG_LOG_INFO;
+	c->journal = (struct sg_journal_config){
+		.segment_max_bytes = 64ull << 20, .segment_max_age_ms = 3600 * MS_S,
+		.fsync = SG_FSYNC_CHECKPOINT, .checkpoint_interval_ms = MS_S,
+		.checkpoint_events = 1000, .heartbeat_interval_ms = 10 * MS_S,
+		.queue_capacity = 65536, .origin = NULL,
+	};
+	c->gateway = (struct sg_gateway_config){
+		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
+		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
+	};
+	if (default_strings(c) || cfg_policy_embedded_default(c)) {
+		config_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void config_free(struct sg_config *c)
+{
+	if (!c)
+		return;
+	free(c->host);
+	free(c->state_dir);
+	free(c->control_socket);
+	free(c->control_group);
+	free(c->metrics_listen);
+	free(c->cgroup.root);
+	free(c->cgroup.parent);
+	free(c->journal.origin);
+	free(c->gateway.netns);
+	free(c->gateway.resolvers);
+	free(c->gateway.geoip_db);
+	free(c->gateway.doh_list);
+	for (size_t i = 0; i < c->n_policies; i++)
+		cfg_policy_free(&c->policies[i]);
+	free(c->policies);
+	free(c);
+}
+
+const struct sg_policy *config_policy(const struct sg_config *c, const char *name)
+{
+	if (!name)
+		name = "default";
+	for (size_t i = 0; i < c->n_policies; i++)
+		if (strcmp(c->policies[i].name, name) == 0)
+			return &c->policies[i];
+	return NULL;
+}
+
+static int load_tree(struct cfg_ctx *ctx, const char *text, size_t len, struct sg_config *c)
+{
+	struct cy_node *root = NULL;
+	int ret = cy_parse(ctx, text, len, &root);
+
+	if (ret == 0 && root && !cy_is_null(root)) {
+		if (root->type != CY_MAP)
+			cfg_err(ctx, root, "the file must be a mapping of keys (see docs/config.md)");
+		else
+			ret = cfg_walk(ctx, root, top_keys, c, "the top level");
+	}
+	cy_free(root);
+	return ret == -ENOMEM || ctx->oom ? -ENOMEM : 0;
+}
+
+int config_load_buffer(const char *name, const char *text, size_t len,
+		       struct sg_config **out, struct config_errors *errs)
+{
+	struct cfg_ctx ctx = { .file = name ? name : "(config)", .errs = errs };
+	size_t first = errs ? errs->n : 0;
+	struct sg_config *c = NULL;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (len > CONFIG_MAX_FILE_BYTES) {
+		cfg_err_at(&ctx, 0, 0, "larger than %u bytes", CONFIG_MAX_FILE_BYTES);
+		return -EFBIG;
+	}
+	c = config_default();
+	if (!c || load_tree(&ctx, text, len, c))
+		goto out;
+	ret = ctx.nerr ? -EINVAL : 0;
+	if (ret == 0) {
+		*out = c;
+		c = NULL;
+	}
+out:
+	if (errs)
+		errors_sort_from(errs, first);
+	config_free(c);
+	return ret;
+}
+
+/* Reads at most CONFIG_MAX_FILE_BYTES + 1 so an oversized file is detected, not cut. */
+static int read_all(int fd, char **text, size_t *len)
+{
+	size_t cap = 64 * 1024, n = 0;
+	char *b = malloc(cap);
+
+	while (b) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb = cap > CONFIG_MAX_FILE_BYTES ? NULL : realloc(b, cap * 2 + 1);
+
+			if (!nb)
+				break;
+			b = nb;
+			cap = cap * 2 + 1;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+
+			free(b);
+			return e;
+		}
+		if (r == 0) {
+			*text = b;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
+	}
+	free(b);
+	return n > CONFIG_MAX_FILE_BYTES ? -EFBIG : -ENOMEM;
+}
+
+static int open_config(const char *path, int *fdp)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_FILE_BYTES) {
+		close(fd);
+		return -EFBIG;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int config_load_file(const char *path, struct sg_config **out, struct config_errors *errs)
+{
+	struct cfg_ctx ctx = { .file = path, .errs = errs };
+	char *text = NULL;
+	size_t len = 0;
+	int fd = -1, ret;
+
+	*out = NULL;
+	ret = open_config(path, &fd);
+	if (ret == 0) {
+		ret = read_all(fd, &text, &len);
+		close(fd);
+	}
+	if (ret == -EFBIG)
+		cfg_err_at(&ctx, 0, 0, "larger than %u bytes", CONFIG_MAX_FILE_BYTES);
+	else if (ret)
+		cfg_err_at(&ctx, 0, 0, "cannot read: %s", strerror(-ret));
+	if (ret == 0)
+		ret = config_load_buffer(path, text, len, out, errs);
+	free(text);
+	return ret;
+}
+
+int config_check_file(const char *path, FILE *out, FILE *err)
+{
+	struct config_errors errs = CONFIG_ERRORS_INIT;
+	struct sg_config *c = NULL;
+	int ret = config_load_file(path, &c, &errs);
+
+	if (ret == 0)
+		fprintf(out, "%s: OK (%zu polic%s)\n", path, c->n_policies,
+			c->n_policies == 1 ? "y" : "ies");
+	else if (config_errors_print(&errs, err) == 0 && ret == -EINVAL)
+		fprintf(err, "%s: %zu error%s\n", path, errs.n + errs.dropped,
+			errs.n + errs.dropped == 1 ? "" : "s");
+	config_free(c);
+	config_errors_free(&errs);
+	return ret;
+}

@@ -1,0 +1,233 @@
+/*
+ * The daemon's configuration: one YAML file (docs/config.md lists every key) turned into
+ * a plain, fully validated struct sg_config. Loading is all or nothing: any error (unknown
+ * key, wrong type, bad value, duplicate key) is collected with FILE:LINE into a
+ * config_errors list, every error in the file is reported, and no config object is
+ * returned, so a bad file never half-applies. Nothing here logs or touches global state.
+ */
+#ifndef SANDGATE_DAEMON_CONFIG_H
+#define SANDGATE_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_MAX_FILE_BYTES (4u << 20)   /* larger files are refused (-EFBIG) */
+#define CONFIG_MAX_ERRORS 200              /* errors kept; later ones only counted */
+#define CONFIG_MAX_RESOLVERS 16
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+struct config_error {
+	char *file;       /* the name given to the loader (path or buffer name) */
+	unsigned line;    /* 1-based; 0 when the error is about the whole file */
+	unsigned col;     /* 1-based; 0 when unknown */
+	char *msg;        /* the message, without the location */
+};
+
+/*
+ * Caller-owned list; start it zeroed (CONFIG_ERRORS_INIT) and pass it to any number of
+ * loads; config_errors_free() empties it. Errors are kept in file order.
+ */
+struct config_errors {
+	struct config_error *v;
+	size_t n;
+	size_t cap;
+	size_t dropped;   /* errors beyond CONFIG_MAX_ERRORS: counted, not kept */
+	bool oom;         /* an error could not be recorded for lack of memory */
+};
+#define CONFIG_ERRORS_INIT { NULL, 0, 0, 0, false }
+
+/* Number of errors kept in e (dropped ones not included). */
+size_t config_errors_count(const struct config_errors *e);
+
+/* The i-th error (0-based, file order), or NULL when i is out of range. */
+const struct config_error *config_errors_at(const struct config_errors *e, size_t i);
+
+/*
+ * Formats one error as "FILE:LINE:COL: message" (":LINE:COL" left out when unknown) into
+ * buf, always NUL-terminated. Returns the length snprintf would have produced.
+ */
+int config_error_format(const struct config_error *err, char *buf, size_t len);
+
+/*
+ * Writes every error, one "FILE:LINE:COL: message" per line, then a line counting the
+ * dropped ones, if any. For `sandgated --check-config`. Returns 0 or -EIO.
+ */
+int config_errors_print(const struct config_errors *e, FILE *f);
+
+/* Frees every error and leaves e empty and reusable. Accepts NULL. */
+void config_errors_free(struct config_errors *e);
+
+/* ---- settings ------------------------------------------------------------------- */
+
+enum sg_log_level { SG_LOG_ERROR, SG_LOG_WARN, SG_LOG_INFO, SG_LOG_DEBUG };
+
+/* Same order as enum journal_fsync (journal/journal.h). */
+enum sg_fsync { SG_FSYNC_CHECKPOINT, SG_FSYNC_ALWAYS, SG_FSYNC_NEVER };
+
+/* An IPv4 or IPv6 address in network byte order. */
+struct sg_addr {
+	int family;           /* AF_INET or AF_INET6 */
+	uint8_t bytes[16];    /* the first 4 for AF_INET */
+};
+
+struct sg_resolver {
+	struct sg_addr addr;
+	uint16_t port;        /* 53 when the entry gave none */
+};
+
+struct sg_cgroup_config {
+	char *root;           /* "auto" (the caller detects the v2 mount) or an absolute path */
+	char *parent;         /* relative path under root for session cgroups */
+};
+
+struct sg_journal_config {
+	uint64_t segment_max_bytes;
+	uint64_t segment_max_age_ms;
+	enum sg_fsync fsync;
+	uint64_t checkpoint_interval_ms;
+	uint64_t checkpoint_events;
+	uint64_t heartbeat_interval_ms;
+	uint64_t queue_capacity;      /* events */
+	char *origin;                 /* NULL: "sandgate/<host>" (journal_settings.origin) */
+};
+
+struct sg_gateway_config {
+	char *netns;                  /* NULL: the daemon's own; a name or an absolute path */
+	bool fail_open;
+	unsigned queues;              /* NFQUEUE numbers queue_base .. queue_base+queues-1 */
+	unsigned queue_len;
+	unsigned queue_base;
+	uint64_t dns_ttl_min_ms;
+	uint64_t dns_ttl_max_ms;
+	struct sg_resolver *resolvers;
+	size_t n_resolvers;
+	char *geoip_db;               /* NULL: no GeoIP enrichment */
+	char *doh_list;               /* NULL: the shipped data file */
+};
+
+/* ---- policies ------------------------------------------------------------------- */
+
+enum sg_rule_kind { SG_RULE_DOMAIN, SG_RULE_CIDR };
+
+/*
+ * One allow or deny entry. A domain is stored normalised (lowercase ASCII, punycode, no
+ * trailing dot); for "*.example.test" domain is "example.test" and wildcard is true,
+ * meaning any name strictly below it, at any depth, but not the apex itself.
+ */
+struct sg_rule {
+	enum sg_rule_kind kind;
+	char *domain;           /* SG_RULE_DOMAIN */
+	bool wildcard;          /* SG_RULE_DOMAIN */
+	struct sg_addr net;     /* SG_RULE_CIDR: host bits are zero */
+	uint8_t prefix;         /* SG_RULE_CIDR: 0..32 or 0..128 */
+	uint16_t *ports;        /* sorted, unique; NULL with n_ports 0 means every port */
+	size_t n_ports;
+	unsigned line;          /* where it was written, for "rule" in events */
+};
+
+enum sg_dns_answer { SG_DNS_REFUSED, SG_DNS_NXDOMAIN };
+enum sg_block_allow { SG_BLOCK, SG_ALLOW };                 /* doh, dot, ech, private_ranges */
+enum sg_quic { SG_QUIC_BLOCK, SG_QUIC_ALLOW, SG_QUIC_SNI };
+enum sg_verbosity { SG_VERB_MINIMAL, SG_VERB_SUMMARY, SG_VERB_FULL };
+enum sg_unapproved { SG_UNAPPROVED_FLAG, SG_UNAPPROVED_BLOCK };
+enum sg_policy_mode { SG_MODE_ENFORCE, SG_MODE_REPORT };   /* report: verdict would_block */
+
+struct sg_policy {
+	char *name;
+	unsigned line;                /* 0 for the embedded default */
+	struct sg_rule *allow;
+	size_t n_allow;
+	struct sg_rule *deny;         /* a deny always beats an allow */
+	size_t n_deny;
+	enum sg_policy_mode mode;
+	enum sg_dns_answer dns_blocked_answer;
+	enum sg_block_allow doh;
+	enum sg_block_allow dot;
+	enum sg_quic quic;
+	enum sg_block_allow ech;
+	enum sg_block_allow private_ranges;
+	enum sg_verbosity verbosity;
+	char **approved_sources;      /* package index URLs, as written */
+	size_t n_approved_sources;
+	enum sg_unapproved unapproved;
+};
+
+/* ---- the whole file ------------------------------------------------------------- */
+
+/*
+ * Every string is heap-owned by the config (replace one with free() + strdup()); NULL
+ * only where a comment says so. Durations are milliseconds, sizes bytes.
+ */
+struct sg_config {
+	char *host;               /* default: gethostname() */
+	char *state_dir;          /* default /var/lib/sandgate */
+	char *control_socket;     /* default /run/sandgate/control.sock */
+	char *control_group;      /* default "sandgate" */
+	char *metrics_listen;     /* "IP:PORT" (IPv6 as "[IP]:PORT"); NULL: metrics off */
+	enum sg_log_level log_level;
+	struct sg_cgroup_config cgroup;
+	struct sg_journal_config journal;
+	struct sg_gateway_config gateway;
+	struct sg_policy *policies;   /* always holds one named "default" */
+	size_t n_policies;
+};
+
+/* ---- loading -------------------------------------------------------------------- */
+
+/*
+ * The embedded defaults (interface.md), with the embedded "default" policy: allow
+ * nothing, every block on. Returns NULL only when out of memory.
+ */
+struct sg_config *config_default(void);
+
+/*
+ * Parses text[0..len) (need not be NUL-terminated) named name in error messages. An
+ * empty text gives the defaults. On success returns 0 and sets *out; otherwise *out is
+ * NULL and returns -EINVAL (the file has errors, all of them appended to errs), -EFBIG
+ * (len > CONFIG_MAX_FILE_BYTES, also in errs) or -ENOMEM. errs may be NULL.
+ */
+int config_load_buffer(const char *name, const char *text, size_t len,
+		       struct sg_config **out, struct config_errors *errs);
+
+/*
+ * Reads and parses the file at path, as config_load_buffer(). Besides its returns:
+ * -ENOENT, -EACCES, -EISDIR, -EFBIG or another -errno when the file cannot be read, with
+ * an error naming the path appended to errs.
+ */
+int config_load_file(const char *path, struct sg_config **out, struct config_errors *errs);
+
+/*
+ * The core of `sandgated --check-config FILE`: loads path; on success writes one
+ * "FILE: OK (N policies)" line to out, otherwise every error ("FILE:LINE:COL: message")
+ * and a count to err. Returns what config_load_file() returned; the caller exits
+ * non-zero on anything but 0.
+ */
+int config_check_file(const char *path, FILE *out, FILE *err);
+
+/* Frees a config and everything it owns. Accepts NULL. */
+void config_free(struct sg_config *c);
+
+/* The policy called name, or NULL. name NULL means "default", which always exists. */
+const struct sg_policy *config_policy(const struct sg_config *c, const char *name);
+
+/*
+ * Normalises one policy domain: lowercase ASCII, one trailing dot stripped, IDNA 2008
+ * (UTS #46 non-transitional) to punycode, then checked (labels 1..63 bytes of letters,
+ * digits, '-' and '_', not starting or ending with '-', name <= 253 bytes, not an IP
+ * literal). With allow_wildcard a leading "*." is accepted: it is removed from *out and
+ * *wildcard set. Returns 0 with *out heap-allocated, -EINVAL with *why set to a static
+ * reason, or -ENOMEM.
+ */
+int config_domain_normalize(const char *in, bool allow_wildcard, char **out,
+			    bool *wildcard, const char **why);
+
+/*
+ * Parses "ADDR/PREFIX" (IPv4 or IPv6; a bare address means a single host). Host bits
+ * must be zero. Returns 0 or -EINVAL with *why set to a static reason.
+ */
+int config_parse_cidr(const char *s, struct sg_addr *net, uint8_t *prefix, const char **why);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * Internal to the config loader (daemon/config*.c): a small YAML node tree that keeps
+ * line numbers, typed scalar readers that report errors at the node's line, and a
+ * table-driven walker for mappings. Not for use outside daemon/config*.c.
+ */
+#ifndef SANDGATE_DAEMON_CONFIG_YAML_H
+#define SANDGATE_DAEMON_CONFIG_YAML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/config.h"
+
+#define CY_MAX_DEPTH 32         /* deeper nesting is an error, bounds the recursion */
+#define CY_MAX_ITEMS 200000     /* entries in one list or mapping */
+
+enum cy_type { CY_SCALAR, CY_SEQ, CY_MAP };
+
+struct cy_node {
+	enum cy_type type;
+	unsigned line;          /* 1-based */
+	unsigned col;           /* 1-based */
+	bool plain;             /* unquoted scalar: null/bool/number readings apply */
+	char *str;              /* CY_SCALAR: NUL-terminated value */
+	size_t len;             /* CY_SCALAR: bytes in str (may hold a NUL: rejected on read) */
+	struct cy_node **items; /* CY_SEQ: items; CY_MAP: key, value, key, value, ... */
+	size_t n;               /* entries in items */
+};
+
+/* Loader state shared by every reader: where errors go and whether memory ran out. */
+struct cfg_ctx {
+	const char *file;
+	struct config_errors *errs;   /* may be NULL: errors only counted */
+	size_t nerr;                  /* errors reported in this load */
+	bool oom;
+	char path[160];               /* key being read ("journal.fsync"), prefixes messages */
+};
+
+/* Appends one error to e (config.c). Returns 0 or -ENOMEM (e->oom set). */
+int config_errors_add(struct config_errors *e, const char *file, unsigned line,
+		      unsigned col, const char *msg);
+
+/*
+ * Builds the tree of one YAML document. *root is NULL for an empty stream. Syntax errors,
+ * aliases, tags, non-scalar or duplicate keys, too deep or too long collections are
+ * reported to ctx. Returns 0 (possibly with errors reported), or -ENOMEM.
+ */
+int cy_parse(struct cfg_ctx *ctx, const char *text, size_t len, struct cy_node **root);
+void cy_free(struct cy_node *n);
+
+/* Records "FILE:LINE:COL: msg" (line 0: about the whole file). */
+void cfg_err_at(struct cfg_ctx *ctx, unsigned line, unsigned col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Records an error at node n (NULL: the whole file). */
+void cfg_err(struct cfg_ctx *ctx, const struct cy_node *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Writes a printable, truncated copy of untrusted s for use in a message. */
+#define CFG_SHOW_MAX 72
+void cfg_show(const char *s, char out[CFG_SHOW_MAX]);
+
+/* Readers: each returns 0, or -EINVAL after reporting the error at n. */
+bool cy_is_null(const struct cy_node *n);
+const char *cy_type_name(const struct cy_node *n);
+int cy_need(struct cfg_ctx *ctx, const struct cy_node *n, enum cy_type t, const char *what);
+int cy_str(struct cfg_ctx *ctx, const struct cy_node *n, const char **out);
+int cy_bool(struct cfg_ctx *ctx, const struct cy_node *n, bool *out);
+int cy_uint(struct cfg_ctx *ctx, const struct cy_node *n, uint64_t min, uint64_t max,
+	    uint64_t *out);
+int cy_size(struct cfg_ctx *ctx, const struct cy_node *n, uint64_t min, uint64_t max,
+	    uint64_t *out);
+int cy_duration(struct cfg_ctx *ctx, const struct cy_node *n, uint64_t min_ms,
+		uint64_t max_ms, uint64_t *out);
+int cy_enum(struct cfg_ctx *ctx, const struct cy_node *n, const char *const *names, int *out);
+
+/* Pure parsers behind cy_size and cy_duration (0 or -EINVAL / -ERANGE). */
+int cfg_parse_size(const char *s, uint64_t *out);
+int cfg_parse_duration_ms(const char *s, uint64_t *out);
+
+/* Replaces *field with a copy of s (NULL allowed). Returns 0 or -ENOMEM (ctx->oom set). */
+int cfg_set_str(struct cfg_ctx *ctx, char **field, const char *s);
+
+/* ---- table-driven mappings -------------------------------------------------------- */
+
+enum cfg_kind {
+	CK_STR,        /* char *, non-empty */
+	CK_STR_NULL,   /* char *, null allowed */
+	CK_BOOL,       /* bool */
+	CK_UINT,       /* unsigned (field of width cfg_key.width) within min..max */
+	CK_SIZE,       /* uint64_t bytes */
+	CK_DURATION,   /* uint64_t ms */
+	CK_ENUM,       /* enum stored as int-sized, names[] in value order */
+	CK_CUSTOM,     /* fn does it all */
+};
+
+struct cfg_key;
+typedef int (*cfg_custom_fn)(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+			     const struct cfg_key *k);
+
+struct cfg_key {
+	const char *name;
+	enum cfg_kind kind;
+	size_t off;                    /* offset of the field in base */
+	size_t width;                  /* CK_UINT: sizeof the field (4 or 8) */
+	uint64_t min, max;             /* CK_UINT, CK_SIZE, CK_DURATION */
+	const char *const *names;      /* CK_ENUM: NULL-terminated */
+	cfg_custom_fn fn;              /* CK_CUSTOM; also a checker after the others, if set */
+};
+
+/*
+ * Applies mapping node map to the struct at base using keys[] (terminated by a NULL
+ * name). Unknown keys are errors naming the section. Returns 0, -EINVAL (errors
+ * reported) or -ENOMEM.
+ */
+int cfg_walk(struct cfg_ctx *ctx, const struct cy_node *map, const struct cfg_key *keys,
+	     void *base, const char *section);
+
+/* Policies (config_policy.c). */
+int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+		 const struct cfg_key *k);
+int cfg_policy_embedded_default(struct sg_config *c);
+void cfg_policy_free(struct sg_policy *p);
+
+/* Resolver and address helpers shared by both files (config.c). */
+int cfg_parse_addr(const char *s, struct sg_addr *a);
+int cfg_parse_hostport(const char *s, struct sg_addr *a, uint16_t *port, bool need_port);
+
+#endif

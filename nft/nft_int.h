@@ -1,0 +1,98 @@
+/*
+ * Private to nft/: the handle, the growable netlink batch and the rule builder shared
+ * by the files of this part. Not for other parts: they use nft/nft.h.
+ */
+#ifndef SANDGATE_NFT_NFT_INT_H
+#define SANDGATE_NFT_NFT_INT_H
+
+#include <limits.h>
+#include <linux/netlink.h>
+
+#include "nft/nft.h"
+
+struct mnl_socket;
+struct nftnl_rule;
+
+#define NFT_TABLE          "sandgate"
+#define NFT_PROBE_TABLE    "sandgate_probe"
+#define NFT_CH_PRE         "prerouting"
+#define NFT_CH_OUT         "output"
+#define NFT_CH_PRE_VERDICT "prerouting_verdict"
+#define NFT_CH_OUT_VERDICT "output_verdict"
+#define NFT_CH_SESSION     "session"
+#define NFT_CH_DENY        "deny"
+#define NFT_SET_CGROUP     "cgroup_sessions"
+#define NFT_SET_IFACE      "iface_sessions"
+#define NFT_SET_ALLOW4     "allow4"
+#define NFT_SET_ALLOW6     "allow6"
+#define NFT_PRIO_STEER     (-150)   /* mangle: after conntrack (-200), ct exists */
+#define NFT_PRIO_VERDICT   (-140)   /* a queue verdict's ACCEPT resumes here */
+#define NFT_IFNAMES_MAX    64       /* per session: bounds one element message */
+#define NFT_MSG_ROOM       16384    /* reserved per message; every one we build is smaller */
+
+struct nft_handle {
+	struct nft_options opt;
+	char netns[PATH_MAX];
+	struct mnl_socket *nl;
+	uint32_t portid;
+	uint32_t seq;
+	enum nft_qimpl impl;      /* resolved at first install */
+};
+
+/* A batch under construction: begin, messages (each with NLM_F_ACK), end. */
+struct nft_batch {
+	char *buf;
+	size_t len;
+	size_t cap;
+	uint32_t seq_first;
+	uint32_t seq_next;
+	uint32_t nacks;           /* messages that will be ACKed */
+	int err;                  /* latched build error (-ENOMEM, -EMSGSIZE) */
+};
+
+/* nft_batch.c */
+int nft_batch_init(struct nft_batch *b, uint32_t seq);
+void nft_batch_free(struct nft_batch *b);
+struct nlmsghdr *nft_batch_msg(struct nft_batch *b, uint16_t type, uint16_t flags);
+void nft_batch_done(struct nft_batch *b, struct nlmsghdr *nlh);
+int nft_batch_send(struct nft_handle *h, struct nft_batch *b);
+
+/* nft_netns.c */
+int nft_socket_open(const char *netns, struct mnl_socket **out);
+
+/* nft_expr.c: a rule with a latched error, so rule bodies read like nft text. */
+struct nft_rb {
+	struct nftnl_rule *r;
+	int err;
+};
+int nft_rb_init(struct nft_rb *rb, const char *chain);
+int nft_rb_init_in(struct nft_rb *rb, const char *table, const char *chain);
+void nft_rb_free(struct nft_rb *rb);
+void nft_rb_meta_load(struct nft_rb *rb, uint32_t key, uint32_t dreg);
+void nft_rb_meta_set(struct nft_rb *rb, uint32_t key, uint32_t sreg);
+void nft_rb_ct_load(struct nft_rb *rb, uint32_t key, uint32_t dreg);
+void nft_rb_ct_set(struct nft_rb *rb, uint32_t key, uint32_t sreg);
+void nft_rb_cmp(struct nft_rb *rb, uint32_t op, const void *data, uint32_t len);
+void nft_rb_cmp_u32(struct nft_rb *rb, uint32_t op, uint32_t v);
+void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask);
+void nft_rb_lookup(struct nft_rb *rb, const char *set, int dreg);
+void nft_rb_socket_cgroup(struct nft_rb *rb, uint32_t level);
+void nft_rb_th_load(struct nft_rb *rb, uint32_t offset, uint32_t len);
+void nft_rb_verdict(struct nft_rb *rb, int verdict, const char *chain);
+void nft_rb_reject(struct nft_rb *rb, uint32_t type, uint8_t code);
+void nft_rb_counter(struct nft_rb *rb);
+void nft_rb_queue(struct nft_rb *rb, const struct nft_options *o, enum nft_qimpl impl);
+void nft_rb_emit(struct nft_rb *rb, struct nft_batch *b);
+
+/* nft_rules.c */
+void nft_rules_build(struct nft_batch *b, const struct nft_options *o, enum nft_qimpl impl);
+
+/* nft_elems.c */
+void nft_elems_session(struct nft_batch *b, const struct nft_options *o,
+		       const struct nft_session *s, uint16_t type);
+int nft_session_check(const struct nft_session *s);
+
+/* Flags of the NFQUEUE target/expression for o (bypass, fanout). */
+uint16_t nft_queue_flags(const struct nft_options *o);
+
+#endif
