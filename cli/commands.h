@@ -11,6 +11,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_session(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_tool(int argc, char **argv);
+int cmd_detail(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_nft(int argc, char **argv);
 int cmd_status(int argc, char **argv);

@@ -15,9 +15,10 @@ static const struct subcommand subcommands[] = {
 	{ "status", cmd_status, "ask the daemon how it is (journal position, queue, errors)" },
 	{ "verify", cmd_verify, "check a journal: chain, Merkle tree, signed checkpoints" },
 	{ "nft", cmd_nft, "print the nftables ruleset the daemon installs" },
-	{ "session", cmd_pending, "create and drive sessions (not built yet)" },
-	{ "run", cmd_pending, "run a command inside a session (not built yet)" },
-	{ "tool", cmd_pending, "record a tool invocation (not built yet)" },
+	{ "session", cmd_session, "create and drive sessions (start, pause, resume, ...)" },
+	{ "run", cmd_run, "run a command inside a session" },
+	{ "tool", cmd_tool, "record a tool invocation or model summary" },
+	{ "detail", cmd_detail, "read a full tool input/output from the detail store" },
 	{ "query", cmd_pending, "search the journal (not built yet)" },
 };
 

@@ -255,6 +255,8 @@ static void run_timers(struct journal *j)
 
 	if (j->stalled && now >= j->stall_retry_ms)
 		flush_or_stall(j);
+	/* A quiet journal still rotates by age: heartbeats alone must not pin a segment. */
+	maybe_rotate(j);
 	if (now - j->last_line_ms >= j->cfg.heartbeat_interval_ms)
 		heartbeat(j);
 	if (j->pos.size > j->last_cp_size && now - j->last_cp_ms >= j->cfg.checkpoint_interval_ms)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# bench/journal/run.sh [N] [RUNS]: journal append and verify speed, side by side with the
+# plain path (same lines, no chain, no hashes, no checkpoints, no fsync). Release build.
+# Prints medians of RUNS runs; the figures go in docs/bench-journal.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+N=${1:-1000000}
+RUNS=${2:-5}
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/release -j"$(nproc)" --target bench_journal sandgate >/dev/null
+B=build/release
+TMP=$(mktemp -d /var/tmp/sgbench.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+for mode in journal plain; do
+	: >"$TMP/$mode.txt"
+	for ((r = 0; r < RUNS; r++)); do
+		rm -rf "$TMP/d"; mkdir -p "$TMP/d"
+		# taskset: producer, writer and syncer share one core, as the target says.
+		taskset -c 0 "$B/bench_journal" "$mode" "$TMP/d" "$N" >>"$TMP/$mode.txt"
+	done
+done
+# A journal to verify, written by the real writer.
+rm -rf "$TMP/d0"; mkdir -p "$TMP/d0"
+"$B/bench_journal" journal "$TMP/d0" "$N" >/dev/null
+: >"$TMP/verify.txt"
+for ((r = 0; r < RUNS; r++)); do
+	s=$(date +%s.%N)
+	taskset -c 0 "$B/sandgate" verify --key "$TMP/d0/keys/journal.pub" "$TMP/d0" >/dev/null 2>&1
+	e=$(date +%s.%N)
+	echo "$s $e" | awk '{print $2 - $1}' >>"$TMP/verify.txt"
+done
+lines=$(cat "$TMP"/d0/journal/*.jsonl | wc -l)
+
+j_eps=$(awk '{print $4}' "$TMP/journal.txt" | median)
+j_us=$(awk '{print $5}' "$TMP/journal.txt" | median)
+j_bytes=$(awk '{print $6}' "$TMP/journal.txt" | median)
+j_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/journal.txt" | median)
+p_eps=$(awk '{print $4}' "$TMP/plain.txt" | median)
+p_us=$(awk '{print $5}' "$TMP/plain.txt" | median)
+v_s=$(median <"$TMP/verify.txt")
+echo "events=$N runs=$RUNS (medians)"
+echo "journal: $j_eps events/s, $j_us us/event wall, $j_cpu us/event CPU (all threads), $j_bytes bytes/event"
+echo "plain:   $p_eps events/s, $p_us us/event"
+echo "ratio journal/plain throughput: $(awk -v a="$j_eps" -v b="$p_eps" 'BEGIN{printf "%.2f", a/b}')"
+echo "verify:  $lines lines in ${v_s}s = $(awk -v l="$lines" -v s="$v_s" 'BEGIN{printf "%.0f", l/s}') lines/s"
