@@ -196,10 +196,21 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		return ret;
 	}
 	ret = daemon_register_core_verbs(d);
-	if (ret == 0)
-		ret = daemon_sessions_init(d);
 	if (ret)
+		return ret;
+	ret = daemon_gateway_init(d);
+	if (ret) {
+		log_errno(ret, "cannot start the gateway");
+		return ret;
+	}
+	ret = daemon_sessions_init(d);
+	if (ret) {
 		log_errno(ret, "cannot start the session registry");
+		return ret;
+	}
+	ret = daemon_audit_init(d);
+	if (ret)
+		log_errno(ret, "cannot start the audit sensors");
 	return ret;
 }
 
@@ -207,7 +218,9 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 {
 	int ret;
 
+	daemon_audit_fini(d);
 	daemon_sessions_fini(d);
+	daemon_gateway_fini(d);
 	if (d->journal) {
 		emit_lifecycle(d, "daemon.stop", reason);
 		event_set_sink(NULL, NULL);

@@ -12,8 +12,10 @@
 #include "daemon/control.h"
 #include "daemon/loop.h"
 
-struct nft_ctx;
+struct nft_handle;
 struct sessions;
+struct gateway;
+struct audit;
 #include "journal/journal.h"
 
 #define SANDGATE_VERSION "0.1.0"
@@ -35,8 +37,10 @@ struct daemon {
 	char cgroup_root[256];       /* the cgroup v2 mount */
 	char session_prefix[256];    /* sessions' path inside the v2 hierarchy, "/sandgate" */
 	struct timespec started;
-	struct nft_ctx *nft;         /* the installed ruleset, or NULL (gateway off) */
+	struct nft_handle *nft;      /* the installed ruleset, or NULL (gateway off) */
 	struct sessions *sessions;   /* the session registry (attribution/, daemon/sessions_glue.c) */
+	struct gateway *gateway;     /* NFQUEUE workers, DNS, flows (gateway/, daemon/gateway_glue.c) */
+	struct audit *audit;         /* proc connector, fanotify (audit/, daemon/audit_glue.c) */
 };
 
 /* Runs the daemon until SIGTERM/SIGINT. Returns the process exit status. */
@@ -54,6 +58,19 @@ int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out);
  */
 int daemon_sessions_init(struct daemon *d);
 void daemon_sessions_fini(struct daemon *d);
+
+/*
+ * The gateway: installs the nft ruleset (d->nft) in the configured namespace and starts
+ * the NFQUEUE and conntrack workers. Runs before daemon_sessions_init, which adds the
+ * map elements of the sessions it adopts. fini stops the workers; the ruleset stays
+ * installed so session traffic stays blocked while the daemon is down (fail closed).
+ */
+int daemon_gateway_init(struct daemon *d);
+void daemon_gateway_fini(struct daemon *d);
+
+/* The audit sensors (proc connector, fanotify), after the sessions they attribute to. */
+int daemon_audit_init(struct daemon *d);
+void daemon_audit_fini(struct daemon *d);
 
 /* The core verbs every daemon answers: ping, status. */
 int daemon_register_core_verbs(struct daemon *d);

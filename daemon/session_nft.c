@@ -14,13 +14,9 @@ uint32_t sess_nft_mark(uint32_t id)
 	return nft_mark_make(id);
 }
 
-/*
- * daemon.h still declares the handle as struct nft_ctx; nft/nft.h names it
- * struct nft_handle. Both are the same opaque object, converted here only.
- */
 static struct nft_handle *handle(struct sessions *ss)
 {
-	return (struct nft_handle *)(void *)ss->d->nft;
+	return ss->d->nft;
 }
 
 static void describe(const struct session *s, struct nft_session *n)
