@@ -23,7 +23,7 @@ void buf_reset(struct buf *b)
 	b->oom = false;
 }
 
-static bool buf_reserve(struct buf *b, size_t extra)
+bool buf_grow(struct buf *b, size_t extra)
 {
 	size_t want;
 	char *p;
@@ -32,7 +32,7 @@ static bool buf_reserve(struct buf *b, size_t extra)
 		return false;
 	if (extra <= b->cap - b->len)
 		return true;
-	want = b->cap ? b->cap : 256;
+	want = b->cap ? b->cap : 512;
 	while (want - b->len < extra) {
 		if (want > SIZE_MAX / 2)
 			goto fail;
@@ -49,24 +49,9 @@ fail:
 	return false;
 }
 
-void buf_put(struct buf *b, const void *p, size_t n)
-{
-	if (n == 0 || !buf_reserve(b, n))
-		return;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
 void buf_puts(struct buf *b, const char *s)
 {
 	buf_put(b, s, strlen(s));
-}
-
-void buf_putc(struct buf *b, char c)
-{
-	if (!buf_reserve(b, 1))
-		return;
-	b->data[b->len++] = c;
 }
 
 void buf_printf(struct buf *b, const char *fmt, ...)
@@ -77,7 +62,7 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !buf_reserve(b, (size_t)n + 1))
+	if (n < 0 || !buf_grow(b, (size_t)n + 1))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
@@ -112,7 +97,7 @@ void buf_put_hex(struct buf *b, const uint8_t *p, size_t n)
 	static const char digits[] = "0123456789abcdef";
 	size_t i;
 
-	if (!buf_reserve(b, n * 2))
+	if (!buf_grow(b, n * 2))
 		return;
 	for (i = 0; i < n; i++) {
 		b->data[b->len++] = digits[p[i] >> 4];

@@ -20,9 +20,26 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_free(struct buf *b);
 void buf_reset(struct buf *b);             /* len = 0, keeps memory, clears oom */
-void buf_put(struct buf *b, const void *p, size_t n);
+/* Grows b to hold extra more bytes; false (and b->oom) when out of memory. */
+bool buf_grow(struct buf *b, size_t extra);
+
+/* The hot appends are inline: one compare on the fast path. */
+static inline void buf_put(struct buf *b, const void *p, size_t n)
+{
+	if (n == 0 || (n > b->cap - b->len && !buf_grow(b, n)))
+		return;
+	__builtin_memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static inline void buf_putc(struct buf *b, char c)
+{
+	if (b->len == b->cap && !buf_grow(b, 1))
+		return;
+	b->data[b->len++] = c;
+}
+
 void buf_puts(struct buf *b, const char *s);
-void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_put_u64(struct buf *b, uint64_t v);
 void buf_put_i64(struct buf *b, int64_t v);

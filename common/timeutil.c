@@ -6,18 +6,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Every journal line is stamped, so the calendar part is formatted once per second per
+ * thread and only the microseconds are written per call.
+ */
 void time_format_rfc3339(const struct timespec *ts, char out[RFC3339_LEN + 1])
 {
-	char tmp[64];
-	struct tm tm;
-	time_t sec = ts->tv_sec;
+	static _Thread_local time_t cached_sec = -1;
+	static _Thread_local char cached[RFC3339_LEN + 1];
+	long usec = (ts->tv_nsec / 1000) % 1000000;
+	int i;
 
-	gmtime_r(&sec, &tm);
-	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ",
-		 (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (ts->tv_nsec / 1000) % 1000000);
-	memcpy(out, tmp, RFC3339_LEN);
-	out[RFC3339_LEN] = '\0';
+	if (ts->tv_sec != cached_sec) {
+		char tmp[64];
+		struct tm tm;
+		time_t sec = ts->tv_sec;
+
+		gmtime_r(&sec, &tm);
+		snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.000000Z",
+			 (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			 tm.tm_min, tm.tm_sec);
+		memcpy(cached, tmp, RFC3339_LEN);
+		cached[RFC3339_LEN] = '\0';
+		cached_sec = ts->tv_sec;
+	}
+	memcpy(out, cached, RFC3339_LEN + 1);
+	for (i = 25; i >= 20; i--) {
+		out[i] = (char)('0' + usec % 10);
+		usec /= 10;
+	}
 }
 
 static int64_t ts_ns(const struct timespec *t)

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ struct conn {
 	struct control_peer peer;
 	char *buf;
 	size_t len;
+	bool discarding;              /* inside an oversized request: skip to its newline */
 	struct conn *next;
 };
 
@@ -135,10 +137,57 @@ out:
 	control_request_free(&req);
 }
 
+/*
+ * An oversized request is read to its end and dropped before the error is sent: closing
+ * on a client still writing would make it see EPIPE instead of the reason.
+ */
+static bool skip_oversized(struct conn *cn)
+{
+	char *nl = memchr(cn->buf, '\n', cn->len);
+	size_t used;
+
+	if (!nl) {
+		cn->len = 0;
+		return false;
+	}
+	used = (size_t)(nl - cn->buf) + 1;
+	memmove(cn->buf, cn->buf + used, cn->len - used);
+	cn->len -= used;
+	cn->discarding = false;
+	send_error(cn->peer.fd, "request too large");
+	return true;
+}
+
+/* Runs every complete request in the buffer; what is left is a partial line. */
+static void dispatch_lines(struct conn *cn)
+{
+	char *nl;
+	size_t used;
+
+	for (;;) {
+		if (cn->discarding) {
+			if (!skip_oversized(cn))
+				return;
+			continue;
+		}
+		nl = memchr(cn->buf, '\n', cn->len);
+		if (!nl)
+			break;
+		used = (size_t)(nl - cn->buf) + 1;
+		dispatch(cn, cn->buf, used - 1);
+		memmove(cn->buf, cn->buf + used, cn->len - used);
+		cn->len -= used;
+	}
+	if (cn->len > CONTROL_LINE_MAX) {
+		cn->discarding = true;
+		skip_oversized(cn);
+	}
+}
+
 static void on_readable(struct loop *l, int fd, uint32_t events, void *ctx)
 {
 	struct conn *cn = ctx;
-	char *nl, *grown;
+	char *grown;
 	ssize_t n;
 
 	(void)l;
@@ -148,23 +197,15 @@ static void on_readable(struct loop *l, int fd, uint32_t events, void *ctx)
 		goto close;
 	cn->buf = grown;
 	n = read(fd, cn->buf + cn->len, 65536);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
 	if (n <= 0) {
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
+		if (cn->discarding)
+			send_error(fd, "request too large");
 		goto close;
 	}
 	cn->len += (size_t)n;
-	while ((nl = memchr(cn->buf, '\n', cn->len))) {
-		size_t used = (size_t)(nl - cn->buf) + 1;
-
-		dispatch(cn, cn->buf, used - 1);
-		memmove(cn->buf, cn->buf + used, cn->len - used);
-		cn->len -= used;
-	}
-	if (cn->len > CONTROL_LINE_MAX) {
-		send_error(fd, "request too large");
-		goto close;
-	}
+	dispatch_lines(cn);
 	return;
 close:
 	conn_close(cn);
@@ -243,6 +284,7 @@ static void log_denied(const struct ucred *cr, const char *why)
 
 static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 {
+	static const struct timeval send_timeout = { .tv_sec = 2 };
 	struct control *c = ctx;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
@@ -262,6 +304,8 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 		close(fd);
 		return;
 	}
+	/* A client that stops reading must not stall the loop that serves everyone. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
 	cn = calloc(1, sizeof(*cn));
 	if (!cn || loop_add(l, fd, EPOLLIN, on_readable, cn) < 0) {
 		free(cn);

@@ -19,12 +19,12 @@ for mode in journal plain; do
 	for ((r = 0; r < RUNS; r++)); do
 		rm -rf "$TMP/d"; mkdir -p "$TMP/d"
 		# taskset: producer, writer and syncer share one core, as the target says.
-		taskset -c 0 "$B/bench_journal" "$mode" "$TMP/d" "$N" >>"$TMP/$mode.txt"
+		taskset -c 0 "$B/bench/bench_journal" "$mode" "$TMP/d" "$N" >>"$TMP/$mode.txt"
 	done
 done
 # A journal to verify, written by the real writer.
 rm -rf "$TMP/d0"; mkdir -p "$TMP/d0"
-"$B/bench_journal" journal "$TMP/d0" "$N" >/dev/null
+"$B/bench/bench_journal" journal "$TMP/d0" "$N" >/dev/null
 : >"$TMP/verify.txt"
 for ((r = 0; r < RUNS; r++)); do
 	s=$(date +%s.%N)

@@ -50,6 +50,10 @@ check "unknown verb gets an error" sh -c "$(declare -f req); SG_SOCK='$SG_SOCK' 
 check "non-object args gets an error" sh -c "$(declare -f req); SG_SOCK='$SG_SOCK' req '{\"verb\":\"ping\",\"args\":[1]}' | grep -q '\"ok\":false'"
 head -c 400000 /dev/zero | tr '\0' 'a' >"$T_TMP/big"
 check "oversized request gets an error" sh -c "timeout 5 socat - 'UNIX-CONNECT:$SG_SOCK' <'$T_TMP/big' | grep -q 'too large'"
+{ cat "$T_TMP/big"; printf '\n{"verb":"ping"}\n{"verb":"ping"}\n'; } >"$T_TMP/big2"
+out=$(timeout 5 socat - "UNIX-CONNECT:$SG_SOCK" <"$T_TMP/big2")
+check "after an oversized request the same connection is served again" \
+	test "$(grep -c 'too large' <<<"$out")" -eq 1 -a "$(grep -c pong <<<"$out")" -eq 2
 check "still serving after bad requests" "$BIN/sandgate" status --control "$SG_SOCK"
 
 stop_daemon

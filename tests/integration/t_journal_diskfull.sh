@@ -6,13 +6,13 @@ require_root
 
 M=$T_TMP/small
 mkdir -p "$M"
-mount -t tmpfs -o size=100m tmpfs "$M"
+mount -t tmpfs -o size=1g tmpfs "$M"
 cleanup "umount -l '$M'"
 S=$M/state
 
 # Leave ~1 MiB free, then write forever: the disk fills within a second, and the
 # writer's in-memory hold (set to 4 MiB here) overflows soon after: some are dropped.
-fallocate -l 99m "$M/filler"
+fallocate -l 1023m "$M/filler"
 "$BIN/sg_genjournal" --forever --stall-buffer 4194304 "$S" 0 2>"$T_TMP/gen.err" &
 pid=$!
 cleanup "kill -9 $pid"
@@ -21,7 +21,8 @@ check "the writer is still alive while the disk is full" kill -0 "$pid"
 partial=$(tail -c1 "$S"/journal/*.jsonl | od -An -c | tr -d ' ')
 check "no partial line on disk while full" test "$partial" = '\n'
 rm -f "$M/filler"
-sleep 2
+# Stop as soon as the stall is reported: the writer refills 1 GiB within seconds.
+wait_for "the disk-full report" 20 sh -c "cat '$S'/journal/*.jsonl | grep -q '\"event\":\"journal.disk_full\"'"
 kill -TERM "$pid"
 wait "$pid"
 check "clean close after space returned" test $? -eq 0
