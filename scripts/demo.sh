@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs sandgated on its embedded defaults (state
-# in /var/lib/sandgate, control socket /run/sandgate/control.sock) for a short demo:
-# the daemon's own events, the signed checkpoints, and `sandgate verify` passing.
+# in /var/lib/sandgate, control socket /run/sandgate/control.sock) for a short demo: a
+# session created, run in, paused, resumed, terminated and cleaned up for real, what the
+# journal recorded about it, the signed checkpoints, and `sandgate verify` passing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,8 +33,32 @@ for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
 say "sandgate status (over the control socket)"
 "$BIN/sandgate" status
 
-say "waiting for a signed checkpoint"
-sleep 1.5
+SID=demo-$(date +%s)
+W=$(mktemp -d /tmp/sandgate-demo.XXXXXX)
+say "a session: its own cgroup with limits (memory 256M, 64 pids), workdir $W"
+"$BIN/sandgate" session create --id "$SID" --tenant demo --user agent --template shell \
+	--memory 268435456 --pids 64 --workdir "$W" --actor demo-script
+"$BIN/sandgate" session start "$SID" --actor demo-script >/dev/null
+
+say "the agent runs commands inside it (sandgate run): output passes through, exit status returns"
+"$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c 'echo "hello from $(cat /proc/self/cgroup | tail -n1)"; echo data > notes.txt'
+"$BIN/sandgate" tool --session "$SID" --name shell --status success --call-id call-1 \
+	--input-summary 'echo hello; write notes.txt with token ghp_abcdefghijklmnopqrstuvwxyz0123456789' \
+	--output-summary 'ok' --duration-ms 12 >/dev/null
+
+say "pause (the kernel freezes the cgroup), a change while paused, resume"
+"$BIN/sandgate" session pause "$SID" --reason api --actor demo-script >/dev/null
+echo changed > "$W/notes.txt"
+"$BIN/sandgate" session resume "$SID" --actor demo-script >/dev/null
+
+say "terminate and clean up (workdir deleted)"
+"$BIN/sandgate" session terminate "$SID" --reason normal --actor demo-script >/dev/null
+"$BIN/sandgate" session cleanup "$SID" --fs deleted --actor demo-script >/dev/null
+
+say "what the journal says about $SID (one JSON event per line; tokens redacted)"
+cat "$STATE"/journal/*.jsonl | jq -c --arg s "$SID" 'select(.session_id == $s)
+	| {seq, event, source} + (del(.ts, .seq, .prev, .event, .host, .session_id, .source)
+	| with_entries(select(.key | IN("reason","actor","exit_status","fs_state","tool","status","input_summary","changed_while_paused","cmd","resources"))))'
 
 say "stopping the daemon (SIGTERM: final checkpoint, clean close)"
 kill -TERM "$DPID"
