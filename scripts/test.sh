@@ -20,4 +20,5 @@ export SANDGATE_FUZZ_SECONDS=${SANDGATE_FUZZ_SECONDS:-20}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$BUILD"
-ctest --output-on-failure --timeout 900 "$@"
+# Integration tests are RUN_SERIAL; unit tests and fuzzers share the cores.
+ctest --output-on-failure --timeout 900 -j"$(nproc)" "$@"
