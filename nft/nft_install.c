@@ -55,26 +55,6 @@ enum nft_qimpl nft_installed_qimpl(const struct nft_handle *h)
 	return h->impl;
 }
 
-static void emit_probe_table(struct nft_batch *b, uint16_t type, uint16_t flags)
-{
-	struct nftnl_table *t = nftnl_table_alloc();
-	struct nlmsghdr *nlh;
-
-	if (t == NULL) {
-		b->err = -ENOMEM;
-		return;
-	}
-	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
-	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFT_PROBE_TABLE) < 0)
-		b->err = -ENOMEM;
-	nlh = nft_batch_msg(b, type, flags);
-	if (nlh != NULL) {
-		nftnl_table_nlmsg_build_payload(nlh, t);
-		nft_batch_done(b, nlh);
-	}
-	nftnl_table_free(t);
-}
-
 static void emit_probe_chain(struct nft_batch *b)
 {
 	struct nftnl_chain *c = nftnl_chain_alloc();
@@ -113,10 +93,10 @@ int nft_probe_queue(struct nft_handle *h, enum nft_qimpl *found)
 	if (ret != 0)
 		return ret;
 	/* Add and delete in one batch: nothing is left behind whatever the answer. */
-	emit_probe_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	nft_emit_table(&b, NFT_PROBE_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE);
 	emit_probe_chain(&b);
 	emit_probe_rule(&b, &h->opt);
-	emit_probe_table(&b, NFT_MSG_DELTABLE, 0);
+	nft_emit_table(&b, NFT_PROBE_TABLE, NFT_MSG_DELTABLE, 0);
 	ret = nft_batch_send(h, &b);
 	nft_batch_free(&b);
 	if (ret == 0)

@@ -56,6 +56,8 @@ void nft_batch_free(struct nft_batch *b);
 struct nlmsghdr *nft_batch_msg(struct nft_batch *b, uint16_t type, uint16_t flags);
 void nft_batch_done(struct nft_batch *b, struct nlmsghdr *nlh);
 int nft_batch_send(struct nft_handle *h, struct nft_batch *b);
+/* Adds a message for the inet table name (NEWTABLE/DELTABLE) to the batch; errors latch in b->err. */
+void nft_emit_table(struct nft_batch *b, const char *name, uint16_t type, uint16_t flags);
 
 /* nft_netns.c */
 int nft_socket_open(const char *netns, struct mnl_socket **out);

@@ -49,7 +49,7 @@ static const struct set_spec sets[] = {
 	  0, 0, NFT_SET_TIMEOUT },
 };
 
-static void emit_table(struct nft_batch *b, const char *name, uint16_t type, uint16_t flags)
+void nft_emit_table(struct nft_batch *b, const char *name, uint16_t type, uint16_t flags)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
 	struct nlmsghdr *nlh;
@@ -72,9 +72,9 @@ static void emit_table(struct nft_batch *b, const char *name, uint16_t type, uin
 /* Replace = add (so delete cannot fail on a first install), delete, add. */
 static void emit_table_replace(struct nft_batch *b)
 {
-	emit_table(b, NFT_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE);
-	emit_table(b, NFT_TABLE, NFT_MSG_DELTABLE, 0);
-	emit_table(b, NFT_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL);
+	nft_emit_table(b, NFT_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	nft_emit_table(b, NFT_TABLE, NFT_MSG_DELTABLE, 0);
+	nft_emit_table(b, NFT_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL);
 }
 
 /*
