@@ -146,6 +146,7 @@ struct session {
 	int last_signal;
 	uint64_t oom_base;         /* OOM kills counted at create/adopt */
 	struct snapshot *snap;     /* taken at pause */
+	bool nft_wanted;           /* its map elements belong in the ruleset */
 };
 
 struct session_reg;

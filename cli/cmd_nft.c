@@ -16,13 +16,27 @@ static void nft_usage(FILE *f)
 		"                           [--cgroup-level N] [--fanout] [--fail-open]\n"
 		"                           [--no-cgroup] [--no-iface]\n"
 		"Prints table inet sandgate as the daemon installs it (docs/nft-ruleset.md).\n"
-		"FILE gives gateway.netns, queue_base, queues and fail_open; without it the\n"
+		"FILE gives gateway.netns, queue_base, queues, fail_open and mode, and the\n"
+		"cgroup level from cgroup.parent; without it the\n"
 		"embedded defaults apply. --queue auto (default) probes the kernel, which needs\n"
 		"CAP_NET_ADMIN; without it the native form is printed and marked not probed.\n");
 }
 
+/* gateway.mode and the session cgroups' level; level_given: --cgroup-level wins. */
+static void modes_from_config(const struct sg_config *c, struct nft_options *o,
+			      bool level_given)
+{
+	if (c->gateway.mode == SG_GW_MODE_INTERFACE)
+		o->cgroup_mode = false;
+	if (c->gateway.mode == SG_GW_MODE_CGROUP)
+		o->iface_mode = false;
+	if (!level_given)
+		o->cgroup_level = config_cgroup_level(c);
+}
+
 /* The gateway part of the daemon config, as nft options. */
-static int options_from_config(const char *path, struct nft_options *o, char **netns)
+static int options_from_config(const char *path, struct nft_options *o, char **netns,
+			       bool level_given)
 {
 	struct config_errors errs = CONFIG_ERRORS_INIT;
 	struct sg_config *c = NULL;
@@ -45,8 +59,9 @@ static int options_from_config(const char *path, struct nft_options *o, char **n
 		config_errors_free(&errs);
 		return ret;
 	}
-	/* TODO(config): fanout, cgroup_level, cgroup/iface mode and queue_impl are
-	 * command-line only until daemon/config.h grows gateway keys for them. */
+	/* TODO(config): fanout and queue_impl are command-line only until daemon/config.h
+	 * grows gateway keys for them. */
+	modes_from_config(c, o, level_given);
 	o->queue_base = (uint16_t)c->gateway.queue_base;
 	o->queue_count = (uint16_t)c->gateway.queues;
 	o->fail_open = c->gateway.fail_open;
@@ -137,7 +152,7 @@ static int nft_render_cmd(int argc, char **argv)
 	o = cli;
 	if (level != 0)
 		o.cgroup_level = level;
-	ret = options_from_config(config, &o, &netns);
+	ret = options_from_config(config, &o, &netns, level != 0);
 	if (ret != 0) {
 		free(netns);
 		return 1;

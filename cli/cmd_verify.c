@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/verify_cold.h"
 #include "journal/note.h"
 #include "journal/verify.h"
 
@@ -160,7 +161,7 @@ static int report(const char *journal, int ret, const struct verify_result *res)
 int cmd_verify(int argc, char **argv)
 {
 	struct verify_args a = { 0 };
-	char journal[PATH_MAX], keypath[PATH_MAX];
+	char journal[PATH_MAX], keypath[PATH_MAX], tmp[64] = "";
 	struct note_verifier *v = NULL;
 	struct verify_result res;
 	struct verify_opts o = { 0 };
@@ -172,13 +173,19 @@ int cmd_verify(int argc, char **argv)
 	rc = resolve_dirs(&a, journal, keypath);
 	if (rc == 0)
 		rc = load_key(&a, keypath, &v);
-	if (rc != 0)
+	if (rc == 0)
+		rc = verify_cold_prepare(journal, tmp, sizeof(tmp));   /* retention's tier */
+	if (rc != 0) {
+		note_verifier_free(v);
+		verify_cold_cleanup(tmp);
 		return rc;
+	}
 	o.journal_dir = journal;
 	o.key = v;
 	o.checkpoint_file = a.checkpoint;
 	ret = verify_journal(&o, &res);
 	rc = report(journal, ret, &res);
 	note_verifier_free(v);
+	verify_cold_cleanup(tmp);
 	return rc;
 }

@@ -13,6 +13,7 @@ int cmd_run(int argc, char **argv);
 int cmd_tool(int argc, char **argv);
 int cmd_detail(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_reindex(int argc, char **argv);
 int cmd_nft(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 /* For the contract's commands whose issue has not landed: says so, exits 1. */

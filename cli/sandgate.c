@@ -19,7 +19,8 @@ static const struct subcommand subcommands[] = {
 	{ "run", cmd_run, "run a command inside a session" },
 	{ "tool", cmd_tool, "record a tool invocation or model summary" },
 	{ "detail", cmd_detail, "read a full tool input/output from the detail store" },
-	{ "query", cmd_pending, "search the journal (not built yet)" },
+	{ "query", cmd_query, "search the journal through its index" },
+	{ "reindex", cmd_reindex, "rebuild the query index from the journal" },
 };
 
 static void usage(FILE *f)

@@ -1,13 +1,75 @@
-/* Placeholder until the audit part is wired in. */
+/*
+ * The audit sensors' wiring: settings from the config's audit: section, then the
+ * processes already inside sessions (a restarted daemon, adopted cgroups) seeded into
+ * the pid table, since the fork events that made them are in the past.
+ */
+#include <stdlib.h>
+
+#include "audit/audit.h"
+#include "common/log.h"
 #include "daemon/daemon.h"
+#include "daemon/session_int.h"
+
+static void seed_sessions(struct daemon *d)
+{
+	struct sessions *ss = d->sessions;
+
+	for (size_t i = 0; ss && i < sessions_count(ss->reg); i++) {
+		struct session *s = sessions_at(ss->reg, i);
+		pid_t *pids = NULL;
+		size_t n = 0;
+
+		if (s->state == SESSION_TERMINATED || cg_pids(&ss->cg, s->cgroup, &pids, &n) != 0)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			(void)audit_seed(d->audit, pids[k], s->id);   /* gone meanwhile: fine */
+		free(pids);
+	}
+}
 
 int daemon_audit_init(struct daemon *d)
 {
-	(void)d;
+	const struct sg_audit_config *c = &d->cfg->audit;
+	struct audit_settings s = {
+		.session_prefix = d->session_prefix,
+		.proc = true,
+		.files = c->files,
+		.marks = c->file_marks,
+		.n_marks = c->n_file_marks,
+		.sensitive = c->sensitive_paths,
+		.n_sensitive = c->n_sensitive_paths,
+	};
+	char off[32];
+	int ret;
+
+	if (!c->enabled)
+		return 0;
+	ret = audit_start(&d->audit, &s, off, sizeof(off));
+	if (ret) {
+		/* Not fatal: sessions and the gateway still work; the gap is logged. */
+		log_errno(ret, "audit: no sensor could start (audit events off)");
+		d->audit = NULL;
+		return 0;
+	}
+	if (off[0])
+		log_warnx("audit: sensors off: %s (the kernel refused them)", off);
+	seed_sessions(d);
 	return 0;
+}
+
+void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid)
+{
+	int ret;
+
+	if (!d->audit)
+		return;
+	ret = audit_seed(d->audit, pid, sid);
+	if (ret)
+		log_errno(ret, "audit: tracking attached pid %d", (int)pid);
 }
 
 void daemon_audit_fini(struct daemon *d)
 {
-	(void)d;
+	audit_stop(d->audit);
+	d->audit = NULL;
 }

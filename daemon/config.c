@@ -400,7 +400,13 @@ static const struct cfg_key journal_keys[] = {
 #undef JC
 
 #define GC struct sg_gateway_config
+static const char *const gw_modes[] = { "both", "cgroup", "interface", NULL };
 static const struct cfg_key gateway_keys[] = {
+	{ "enabled", CK_BOOL, F(GC, enabled), 0, 0, 0, NULL, NULL },
+	{ "mode", CK_ENUM, F(GC, mode), 0, 0, 0, gw_modes, NULL },
+	{ "flow_interim_interval", CK_DURATION, F(GC, flow_interim_ms), 0, MS_S, MS_DAY, NULL,
+	  NULL },
+	{ "dns_timeout", CK_DURATION, F(GC, dns_timeout_ms), 0, 100, 300 * MS_S, NULL, NULL },
 	{ "netns", CK_STR_NULL, F(GC, netns), 0, 0, 0, NULL, check_netns },
 	{ "fail_open", CK_BOOL, F(GC, fail_open), 0, 0, 0, NULL, NULL },
 	UINT_KEY(GC, queues, 1, 64),
@@ -471,6 +477,10 @@ static const struct cfg_key top_keys[] = {
 	{ "journal", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_journal },
 	{ "gateway", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_gateway },
 	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_policies },
+	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_audit },
+	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_index },
+	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_sinks },
+	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_retention },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef C
@@ -514,8 +524,12 @@ struct sg_config *config_default(void)
 	c->gateway = (struct sg_gateway_config){
 		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
 		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
+		.enabled = false, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
+		.dns_timeout_ms = 5 * MS_S,
 	};
-	if (default_strings(c) || cfg_policy_embedded_default(c)) {
+	cfg_invest_default(&c->invest);
+	if (default_strings(c) || cfg_policy_embedded_default(c) ||
+	    cfg_audit_default(&c->audit)) {
 		config_free(c);
 		return NULL;
 	}
@@ -538,6 +552,8 @@ void config_free(struct sg_config *c)
 	free(c->gateway.resolvers);
 	free(c->gateway.geoip_db);
 	free(c->gateway.doh_list);
+	cfg_audit_free(&c->audit);
+	cfg_invest_free(&c->invest);
 	for (size_t i = 0; i < c->n_policies; i++)
 		cfg_policy_free(&c->policies[i]);
 	free(c->policies);

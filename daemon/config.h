@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "daemon/config_sinks.h"
+
 #define CONFIG_MAX_FILE_BYTES (4u << 20)   /* larger files are refused (-EFBIG) */
 #define CONFIG_MAX_ERRORS 200              /* errors kept; later ones only counted */
 #define CONFIG_MAX_RESOLVERS 16
@@ -94,7 +96,14 @@ struct sg_journal_config {
 	char *origin;                 /* NULL: "sandgate/<host>" (journal_settings.origin) */
 };
 
+/* Which session traffic the gateway classifies (nft/nft.h cgroup_mode, iface_mode). */
+enum sg_gw_mode { SG_GW_MODE_BOTH, SG_GW_MODE_CGROUP, SG_GW_MODE_INTERFACE };
+
 struct sg_gateway_config {
+	bool enabled;                 /* default false: opt-in until policies land */
+	enum sg_gw_mode mode;         /* default both */
+	uint64_t flow_interim_ms;     /* net.flow final:false for longer flows; default 60s */
+	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged; default 5s */
 	char *netns;                  /* NULL: the daemon's own; a name or an absolute path */
 	bool fail_open;
 	unsigned queues;              /* NFQUEUE numbers queue_base .. queue_base+queues-1 */
@@ -106,6 +115,19 @@ struct sg_gateway_config {
 	size_t n_resolvers;
 	char *geoip_db;               /* NULL: no GeoIP enrichment */
 	char *doh_list;               /* NULL: the shipped data file */
+};
+
+enum sg_exec_source { SG_EXEC_PROC_CONNECTOR };
+
+/* The audit sensors (daemon/config_audit.c; docs/config.md "audit"). */
+struct sg_audit_config {
+	bool enabled;                 /* default true */
+	bool files;                   /* the fanotify sensor; default true */
+	enum sg_exec_source exec_source;
+	char **file_marks;            /* mount points marked (filesystem marks); ["/"] */
+	size_t n_file_marks;
+	char **sensitive_paths;       /* prefixes whose reads are logged; "~/x": any home */
+	size_t n_sensitive_paths;
 };
 
 /* ---- policies ------------------------------------------------------------------- */
@@ -171,6 +193,8 @@ struct sg_config {
 	struct sg_cgroup_config cgroup;
 	struct sg_journal_config journal;
 	struct sg_gateway_config gateway;
+	struct sg_audit_config audit;
+	struct sg_invest_config invest;   /* index:, retention:, sinks: (config_sinks.c) */
 	struct sg_policy *policies;   /* always holds one named "default" */
 	size_t n_policies;
 };
@@ -206,6 +230,12 @@ int config_load_file(const char *path, struct sg_config **out, struct config_err
  * non-zero on anything but 0.
  */
 int config_check_file(const char *path, FILE *out, FILE *err);
+
+/*
+ * The depth of session cgroups (ROOT/PARENT/ID) below the cgroup v2 root: the level
+ * `socket cgroupv2 level L` matches in the gateway's ruleset. PARENT's depth plus one.
+ */
+unsigned config_cgroup_level(const struct sg_config *c);
 
 /* Frees a config and everything it owns. Accepts NULL. */
 void config_free(struct sg_config *c);

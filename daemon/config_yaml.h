@@ -122,6 +122,12 @@ int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
 int cfg_policy_embedded_default(struct sg_config *c);
 void cfg_policy_free(struct sg_policy *p);
 
+/* The audit: section (config_audit.c): reader, defaults, free. */
+int cfg_audit(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+	      const struct cfg_key *k);
+int cfg_audit_default(struct sg_audit_config *a);
+void cfg_audit_free(struct sg_audit_config *a);
+
 /* Resolver and address helpers shared by both files (config.c). */
 int cfg_parse_addr(const char *s, struct sg_addr *a);
 int cfg_parse_hostport(const char *s, struct sg_addr *a, uint16_t *port, bool need_port);

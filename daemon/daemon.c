@@ -208,9 +208,19 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		log_errno(ret, "cannot start the session registry");
 		return ret;
 	}
+	ret = daemon_gateway_install(d);
+	if (ret) {
+		log_errno(ret, "cannot install the gateway's ruleset");
+		return ret;
+	}
 	ret = daemon_audit_init(d);
-	if (ret)
+	if (ret) {
 		log_errno(ret, "cannot start the audit sensors");
+		return ret;
+	}
+	ret = daemon_investigation_init(d);
+	if (ret)
+		log_errno(ret, "cannot start the index and sinks");
 	return ret;
 }
 
@@ -218,6 +228,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 {
 	int ret;
 
+	daemon_investigation_fini(d);
 	daemon_audit_fini(d);
 	daemon_sessions_fini(d);
 	daemon_gateway_fini(d);

@@ -7,6 +7,8 @@
 #define SANDGATE_DAEMON_DAEMON_H
 
 #include <stdbool.h>
+#include <sys/types.h>
+#include <stdint.h>
 
 #include "daemon/config.h"
 #include "daemon/control.h"
@@ -16,6 +18,8 @@ struct nft_handle;
 struct sessions;
 struct gateway;
 struct audit;
+struct metrics;
+struct investigation;
 #include "journal/journal.h"
 
 #define SANDGATE_VERSION "0.1.0"
@@ -41,6 +45,8 @@ struct daemon {
 	struct sessions *sessions;   /* the session registry (attribution/, daemon/sessions_glue.c) */
 	struct gateway *gateway;     /* NFQUEUE workers, DNS, flows (gateway/, daemon/gateway_glue.c) */
 	struct audit *audit;         /* proc connector, fanotify (audit/, daemon/audit_glue.c) */
+	struct metrics *metrics;     /* the /metrics HTTP server (daemon/metrics_http.c), or NULL */
+	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
 };
 
 /* Runs the daemon until SIGTERM/SIGINT. Returns the process exit status. */
@@ -61,16 +67,53 @@ void daemon_sessions_fini(struct daemon *d);
 
 /*
  * The gateway: installs the nft ruleset (d->nft) in the configured namespace and starts
- * the NFQUEUE and conntrack workers. Runs before daemon_sessions_init, which adds the
- * map elements of the sessions it adopts. fini stops the workers; the ruleset stays
+ * the NFQUEUE and conntrack workers. Runs before daemon_sessions_init, which binds the
+ * marks of the sessions it adopts; daemon_gateway_install then puts the ruleset in. fini stops the workers; the ruleset stays
  * installed so session traffic stays blocked while the daemon is down (fail closed).
  */
 int daemon_gateway_init(struct daemon *d);
 void daemon_gateway_fini(struct daemon *d);
+/*
+ * Installs the ruleset with the map elements of every session loaded so far, in one
+ * atomic batch, and sets d->nft: a restart never has a moment where a session's
+ * packets go unclassified. After daemon_sessions_init; no-op when the gateway is off.
+ */
+int daemon_gateway_install(struct daemon *d);
+/* The nft elements of the sessions that want them (calloc'd array, caller frees). */
+struct nft_session;
+int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t *n);
+/*
+ * Tells the packet path that session mark id (1..0xFFFFF, attribution's s->mark) is
+ * session sid with v2 cgroup cgroup (relative to the mount, "/sandgate/s1"); call before
+ * adding the session's nft elements. No-op (0) when the gateway is off. 0, -EINVAL,
+ * -ENOMEM.
+ */
+int daemon_gateway_session_bind(struct daemon *d, uint32_t mark_id, const char *sid,
+				const char *cgroup);
+/* Forgets mark id (after the session's elements are removed). No-op when off. */
+void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id);
+
+/*
+ * Serves GET /metrics (Prometheus text format) on cfg->metrics_listen from a
+ * libmicrohttpd thread; NULL metrics_listen: nothing. Started with the gateway for now
+ * (its counters are the only ones exported). 0 or -errno (-EADDRINUSE...). fini stops
+ * it; accepts a daemon without one.
+ */
+int daemon_metrics_init(struct daemon *d);
+void daemon_metrics_fini(struct daemon *d);
 
 /* The audit sensors (proc connector, fanotify), after the sessions they attribute to. */
 int daemon_audit_init(struct daemon *d);
 void daemon_audit_fini(struct daemon *d);
+/* A process was moved into session sid (session.attach): the audit tracks it from now. */
+void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid);
+
+/*
+ * The query index and the sinks, each following the journal files in its own thread
+ * (after the audit sensors; stopped before them). Returns 0 or -errno (logged by caller).
+ */
+int daemon_investigation_init(struct daemon *d);
+void daemon_investigation_fini(struct daemon *d);
 
 /* The core verbs every daemon answers: ping, status. */
 int daemon_register_core_verbs(struct daemon *d);

@@ -1,13 +1,153 @@
-/* Placeholder until the gateway part is wired in. */
+/*
+ * The gateway in the daemon: with gateway.enabled, start the packet path (conntrack
+ * thread, one worker bound to each queue); the sessions then bind their marks
+ * (daemon_sessions_init → daemon_gateway_session_bind); then the ruleset goes in with
+ * every session's elements in one batch (daemon_gateway_install), so no queue is ever
+ * without its reader and no session packet is ever unclassified while the daemon runs. At stop the threads end and the ruleset
+ * stays: session traffic is dropped until the next daemon binds the queues (fail closed).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
 #include "daemon/daemon.h"
+#include "gateway/gateway.h"
+#include "journal/event.h"
+#include "nft/nft.h"
+
+static void nft_opts(const struct sg_config *c, struct nft_options *o)
+{
+	const struct sg_gateway_config *g = &c->gateway;
+
+	nft_options_init(o);
+	o->netns = g->netns;
+	o->queue_base = (uint16_t)g->queue_base;
+	o->queue_count = (uint16_t)g->queues;
+	o->fail_open = g->fail_open;
+	o->cgroup_mode = g->mode != SG_GW_MODE_INTERFACE;
+	o->iface_mode = g->mode != SG_GW_MODE_CGROUP;
+	o->cgroup_level = config_cgroup_level(c);
+}
+
+static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->netns = g->netns;
+	o->queue_base = g->queue_base;
+	o->queues = g->queues;
+	o->queue_len = g->queue_len;
+	o->fail_open = g->fail_open;
+	o->dns_ttl_min_ms = g->dns_ttl_min_ms;
+	o->dns_ttl_max_ms = g->dns_ttl_max_ms;
+	o->flow_interim_ms = g->flow_interim_ms;
+	o->dns_timeout_ms = g->dns_timeout_ms;
+}
+
+/* gateway.start: what was installed where, and whether it fails open (said loudly). */
+static void emit_start(const struct nft_options *o, enum nft_qimpl impl)
+{
+	static const char *const modes[] = { "both", "cgroup", "interface" };
+	struct event *e = event_new("gateway.start", NULL, EVENT_SRC_SANDGATE);
+
+	if (!e)
+		return;
+	event_str(e, "netns", o->netns);
+	event_uint(e, "queue_base", o->queue_base);
+	event_uint(e, "queues", o->queue_count);
+	event_str(e, "queue_impl", nft_qimpl_name(impl));
+	event_str(e, "mode", modes[o->cgroup_mode && o->iface_mode ? 0 : o->cgroup_mode ? 1 : 2]);
+	event_uint(e, "cgroup_level", o->cgroup_level);
+	event_bool(e, "fail_open", o->fail_open);
+	if (event_emit(e) != 0)
+		log_warnx("gateway: gateway.start not recorded");
+}
+
+int daemon_gateway_install(struct daemon *d)
+{
+	struct nft_session *sessions = NULL;
+	struct nft_options o;
+	struct nft_handle *h = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (!d->gateway)
+		return 0;
+	nft_opts(d->cfg, &o);
+	ret = daemon_sessions_nft_list(d, &sessions, &n);
+	if (ret == 0)
+		ret = nft_open(&o, &h);
+	if (ret == 0)
+		ret = nft_install(h, sessions, n);
+	free(sessions);
+	if (ret) {
+		log_errno(ret, "gateway: cannot install the ruleset");
+		nft_close(h);
+		return ret;
+	}
+	d->nft = h;
+	emit_start(&o, nft_installed_qimpl(h));
+	log_info("gateway: ruleset installed in %s (queues %u..%u, %s, %s)",
+		 o.netns ? o.netns : "the daemon's namespace", o.queue_base,
+		 o.queue_base + o.queue_count - 1, nft_qimpl_name(nft_installed_qimpl(h)),
+		 o.fail_open ? "FAIL-OPEN" : "fail closed");
+	/* Not fatal: the packet path works without its counters being scraped. */
+	ret = daemon_metrics_init(d);
+	if (ret)
+		log_errno(ret, "metrics: cannot listen on %s", d->cfg->metrics_listen);
+	return 0;
+}
 
 int daemon_gateway_init(struct daemon *d)
 {
-	(void)d;
+	struct gw_config gc;
+	struct gateway *g = NULL;
+	int ret;
+
+	if (!d->cfg->gateway.enabled)
+		return 0;
+	if (d->cfg->gateway.fail_open)
+		log_warnx("gateway: fail_open is set: session traffic passes when the "
+			  "daemon cannot decide");
+	gw_opts(&d->cfg->gateway, &gc);
+	ret = gateway_new(&gc, &g);
+	if (ret == 0)
+		ret = gateway_start(g);
+	if (ret) {
+		log_errno(ret, "gateway");
+		gateway_free(g);
+		return ret;
+	}
+	d->gateway = g;
 	return 0;
 }
 
 void daemon_gateway_fini(struct daemon *d)
 {
-	(void)d;
+	daemon_metrics_fini(d);   /* before the counters it reads are freed */
+	gateway_free(d->gateway);
+	d->gateway = NULL;
+	/* The table stays installed: without the daemon session traffic is dropped. */
+	nft_close(d->nft);
+	d->nft = NULL;
+}
+
+int daemon_gateway_session_bind(struct daemon *d, uint32_t mark_id, const char *sid,
+				const char *cgroup)
+{
+	char dir[1024];
+
+	if (!d->gateway)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s%s", d->cgroup_root, cgroup ? cgroup : "");
+	/* Without a cgroup the flow's pid stays null; attribution by mark still works. */
+	return gateway_session_bind(d->gateway, mark_id, sid,
+				    cgroup && cgroup[0] && strlen(dir) <= 512 ? dir : NULL);
+}
+
+void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id)
+{
+	if (d->gateway)
+		gateway_session_unbind(d->gateway, mark_id);
 }

@@ -64,8 +64,8 @@ void sess_unwatch(struct sessions *ss, struct session *s);
 /* The 32-bit packet/ct mark of session mark id (tag | id). */
 uint32_t sess_nft_mark(uint32_t id);
 /* Adds/removes s's elements when the gateway's ruleset is installed; else 0. */
-int sess_nft_add(struct sessions *ss, const struct session *s);
-int sess_nft_del(struct sessions *ss, const struct session *s);
+int sess_nft_add(struct sessions *ss, struct session *s);
+int sess_nft_del(struct sessions *ss, struct session *s);
 
 /* ---- verbs ------------------------------------------------------------------------ */
 

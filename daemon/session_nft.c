@@ -5,6 +5,7 @@
  * session in the registry and survives restarts, so the elements can be added later.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "daemon/session_int.h"
 #include "nft/nft.h"
@@ -27,11 +28,17 @@ static void describe(const struct session *s, struct nft_session *n)
 	n->n_ifnames = s->n_ifaces;
 }
 
-int sess_nft_add(struct sessions *ss, const struct session *s)
+int sess_nft_add(struct sessions *ss, struct session *s)
 {
 	struct nft_session n;
 	int ret;
 
+	/* The packet path must know the mark before its first packet can carry it. */
+	ret = daemon_gateway_session_bind(ss->d, s->mark, s->id, s->cgroup);
+	if (ret)
+		return ret;
+	/* Before the ruleset is installed the elements go in with it (daemon_gateway_install). */
+	s->nft_wanted = true;
 	if (!handle(ss))
 		return 0;
 	describe(s, &n);
@@ -44,14 +51,42 @@ int sess_nft_add(struct sessions *ss, const struct session *s)
 	return ret;
 }
 
-int sess_nft_del(struct sessions *ss, const struct session *s)
+int sess_nft_del(struct sessions *ss, struct session *s)
 {
 	struct nft_session n;
 	int ret;
 
+	s->nft_wanted = false;
 	if (!handle(ss))
 		return 0;
 	describe(s, &n);
 	ret = nft_session_del(handle(ss), &n);
+	if (ret == 0 || ret == -ENOENT)
+		daemon_gateway_session_unbind(ss->d, s->mark);
 	return ret == -ENOENT ? 0 : ret;
+}
+
+int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t *n)
+{
+	struct sessions *ss = d->sessions;
+	struct nft_session *list;
+	size_t i, count, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	count = ss ? sessions_count(ss->reg) : 0;
+	if (count == 0)
+		return 0;
+	list = calloc(count, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		const struct session *s = sessions_at(ss->reg, i);
+
+		if (s->nft_wanted)
+			describe(s, &list[k++]);
+	}
+	*out = list;
+	*n = k;
+	return 0;
 }

@@ -46,6 +46,8 @@ static int verb_attach(void *ctx, const struct control_peer *peer,
 			 strerror(-ret));
 		return ret;
 	}
+	/* The root of this command's fork tree for the audit sensors, before it execs. */
+	daemon_audit_attached(ss->d, peer->pid, s->id);
 	s->populated = true;
 	s->end_due_ms = 0;
 	if (!s->attached) {

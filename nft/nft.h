@@ -88,8 +88,8 @@ int nft_qimpl_parse(const char *s, enum nft_qimpl *impl);
 /*
  * What to install. Initialise with nft_options_init(), then override; the daemon
  * fills netns, queue_base, queue_count and fail_open from gateway.* in its config.
- * TODO(config): keys still missing in daemon/config.h: gateway.fanout,
- * gateway.cgroup_level, gateway.cgroup_mode, gateway.iface_mode, gateway.queue_impl.
+ * gateway.mode gives cgroup_mode/iface_mode, config_cgroup_level() the cgroup level.
+ * TODO(config): keys still missing in daemon/config.h: gateway.fanout, gateway.queue_impl.
  */
 struct nft_options {
 	const char *netns;        /* name under /run/netns, an absolute path, or NULL */

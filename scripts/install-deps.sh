@@ -8,11 +8,15 @@ PACKAGES=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   # libraries (design.md, "Decisions")
   libssl-dev libjansson-dev libyaml-dev libmnl-dev libnftnl-dev
-  libnetfilter-queue-dev libnetfilter-conntrack-dev libldns-dev
+  libnetfilter-queue-dev libnetfilter-conntrack-dev libldns-dev libmicrohttpd-dev
   libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev libnghttp2-dev
   # kernel tools and lab peers used by the integration tests and the demo
   nftables iproute2 conntrack procps psmisc util-linux coreutils jq socat
   dnsmasq-base bind9-dnsutils
+  # investigation tests: syslog receiver for the sinks, sqlite3 to compare indexes
+  rsyslog sqlite3 zstd libcurl4-openssl-dev
+  # gateway tests: TLS/HTTP peer, clients, certificates, raw packets
+  nginx-light curl openssl python3
 )
 
 missing=()

@@ -12,6 +12,9 @@
 
 #include "journal/merkle.h"
 
+/* C17 does not convert uint8_t (*)[N] to const uint8_t (*)[N] implicitly. */
+#define CONST_RANGE(r) ((const uint8_t(*)[MERKLE_HASH_LEN])(r))
+
 /*
  * The 8-leaf reference tree of transparency-dev/merkle, testonly/constants.go
  * (LeafInputs, RootHashes, CompactTrees), the same data as certificate-transparency's
@@ -138,7 +141,7 @@ static void test_load_round_trip(void **st)
 		merkle_leaf_hash(&i, sizeof(i), leaf);
 		assert_int_equal(merkle_range_append(&r, leaf), 0);
 	}
-	assert_int_equal(merkle_range_load(&l, r.size, r.range, r.count), 0);
+	assert_int_equal(merkle_range_load(&l, r.size, CONST_RANGE(r.range), r.count), 0);
 	for (; i < 2000; i++) {
 		merkle_leaf_hash(&i, sizeof(i), leaf);
 		assert_int_equal(merkle_range_append(&r, leaf), 0);
@@ -147,10 +150,10 @@ static void test_load_round_trip(void **st)
 	merkle_range_root(&r, a);
 	merkle_range_root(&l, b);
 	assert_memory_equal(a, b, MERKLE_HASH_LEN);
-	assert_int_equal(merkle_range_load(&l, 1234, r.range, 4), -EINVAL);
+	assert_int_equal(merkle_range_load(&l, 1234, CONST_RANGE(r.range), 4), -EINVAL);
 	assert_int_equal(merkle_range_load(&l, 0, NULL, 0), 0);
-	assert_int_equal(merkle_range_load(&l, 3, r.range, -1), -EINVAL);
-	assert_int_equal(merkle_range_load(&l, UINT64_MAX, r.range, 64), 0);
+	assert_int_equal(merkle_range_load(&l, 3, CONST_RANGE(r.range), -1), -EINVAL);
+	assert_int_equal(merkle_range_load(&l, UINT64_MAX, CONST_RANGE(r.range), 64), 0);
 	assert_int_equal(merkle_range_append(&l, leaf), -EOVERFLOW);
 }
 

@@ -1,0 +1,138 @@
+/* Starting and stopping the two sensors around the pid table they share. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit_int.h"
+#include "common/timeutil.h"
+
+static void add_off(char *off, size_t len, const char *what)
+{
+	size_t n = strlen(off);
+
+	snprintf(off + n, len - n, "%s%s", n ? "," : "", what);
+}
+
+static void audit_free_shared(struct audit *a)
+{
+	mntwatch_free(a->mw);
+	pthread_mutex_destroy(&a->sync_mu);
+	pthread_cond_destroy(&a->sync_cv);
+	close(a->poke_fd);
+	ptab_free(a->tab);
+	free(a);
+}
+
+int audit_start(struct audit **out, const struct audit_settings *s, char *off, size_t offlen)
+{
+	struct audit *a = calloc(1, sizeof(*a));
+	int ret, rp = -ENOENT, rf = -ENOENT;
+
+	if (offlen)
+		off[0] = '\0';
+	if (!a)
+		return -ENOMEM;
+	ret = ptab_new(&a->tab);
+	if (ret == 0 && (a->poke_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		ret = -errno;
+	if (ret) {
+		ptab_free(a->tab);
+		free(a);
+		return ret;
+	}
+	pthread_mutex_init(&a->sync_mu, NULL);
+	pthread_cond_init(&a->sync_cv, NULL);
+	snprintf(a->prefix, sizeof(a->prefix), "%s", s->session_prefix);
+	a->self = getpid();
+	/* Mounts are polled by the fanotify thread from what the connector notes. */
+	if (s->proc && s->files && mntwatch_new(&a->mw) != 0)
+		a->mw = NULL;
+	if (s->proc && (rp = procconn_start(&a->pc, a)) != 0)
+		add_off(off, offlen, "proc");
+	if (s->files && (rf = fanmon_start(&a->fm, a, s)) != 0)
+		add_off(off, offlen, "files");
+	if (!a->pc && !a->fm) {
+		audit_free_shared(a);
+		return rp != -ENOENT ? rp : rf;
+	}
+	*out = a;
+	return 0;
+}
+
+int audit_seed(struct audit *a, pid_t pid, const char *sid)
+{
+	struct ptab_ent pe = { .pid = pid, .ppid = -1 };
+	struct proc_stat_info st;
+	char path[32], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0 || proc_stat_parse(buf, (size_t)n, &st) != 0)
+		return -ESRCH;
+	pe.ppid = st.ppid;
+	pe.start_ns = ticks_to_mono_ns(st.start_ticks);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+	if (fd >= 0)
+		close(fd);
+	pe.ids_known = n > 0 && proc_status_uids(buf, (size_t)n, &pe.uid, &pe.euid) == 0;
+	snprintf(pe.sid, sizeof(pe.sid), "%s", sid);
+	return ptab_put(a->tab, &pe);
+}
+
+void audit_stop(struct audit *a)
+{
+	if (!a)
+		return;
+	/* Files first: its late events still find exited processes in the table. */
+	fanmon_stop(a->fm);
+	procconn_stop(a->pc);
+	audit_free_shared(a);
+}
+
+void audit_sync_publish(struct audit *a, uint64_t t)
+{
+	pthread_mutex_lock(&a->sync_mu);
+	if (t > a->done_ns)
+		a->done_ns = t;
+	pthread_cond_broadcast(&a->sync_cv);
+	pthread_mutex_unlock(&a->sync_mu);
+}
+
+bool audit_sync_wait(struct audit *a, uint64_t t, int timeout_ms)
+{
+	uint64_t one = 1;
+	struct timespec dl;
+	bool ok;
+
+	if (!a->pc)
+		return true;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&a->sync_mu);
+	if (a->done_ns < t)
+		(void)!write(a->poke_fd, &one, sizeof(one));
+	while (a->done_ns < t)
+		if (pthread_cond_timedwait(&a->sync_cv, &a->sync_mu, &dl) != 0)
+			break;
+	ok = a->done_ns >= t;
+	pthread_mutex_unlock(&a->sync_mu);
+	return ok;
+}

@@ -1,0 +1,145 @@
+/*
+ * Inside audit/: the pid table both threads share, the /proc reads behind an exec, and
+ * the two sensor threads. Not for use outside audit/.
+ */
+#ifndef SANDGATE_AUDIT_AUDIT_INT_H
+#define SANDGATE_AUDIT_AUDIT_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "attribution/attribution.h"
+#include "audit/audit.h"
+
+#define PTAB_CAP (1u << 15)            /* session processes alive at once (+ recent dead) */
+#define PTAB_DEAD_KEEP_NS 3000000000ull  /* exited entries kept for late file events */
+
+/* ---- pid -> session table (audit/proctab.c), shared under its own mutex ------------ */
+
+struct ptab_ent {
+	pid_t pid;                   /* 0: empty slot */
+	pid_t ppid;
+	uint64_t start_ns;           /* CLOCK_MONOTONIC: fork event, or /proc start time */
+	uint64_t dead_ns;            /* CLOCK_MONOTONIC of the exit; 0: alive */
+	uint32_t uid, euid;
+	bool ids_known;              /* uid/euid read or reported; else they are null */
+	char sid[SESSION_ID_MAX + 1];
+};
+
+struct ptab;
+
+/* A table of PTAB_CAP slots. 0 or -ENOMEM. */
+int ptab_new(struct ptab **out);
+void ptab_free(struct ptab *t);
+/* Inserts or replaces e (by pid). 0 or -ENOSPC when the table is full. */
+int ptab_put(struct ptab *t, const struct ptab_ent *e);
+/* Copies pid's entry into out; dead entries only with dead_ok. True when found. */
+bool ptab_get(struct ptab *t, pid_t pid, bool dead_ok, struct ptab_ent *out);
+/* Marks pid exited at now_ns (kept PTAB_DEAD_KEEP_NS for late file events). */
+void ptab_exit(struct ptab *t, pid_t pid, uint64_t now_ns);
+/* Sets pid's uids (uid change event); no-op when pid is unknown. */
+void ptab_set_uids(struct ptab *t, pid_t pid, uint32_t ruid, uint32_t euid);
+/* Drops pid (a dead entry whose pid the kernel reused for a host process). */
+void ptab_del(struct ptab *t, pid_t pid);
+/* Drops dead entries older than PTAB_DEAD_KEEP_NS. */
+void ptab_sweep(struct ptab *t, uint64_t now_ns);
+
+/* ---- what /proc says about an exec (audit/procread.c) --------------------------------- */
+
+struct exec_info {
+	bool same;                   /* /proc/PID is the process that exec'd (start time) */
+	bool has_stat, has_ids, has_exe, has_cwd;
+	struct proc_stat_info st;
+	uint32_t uid, euid;
+	char exe[PATH_MAX];
+	char cwd[PATH_MAX];
+	char *cmdline;               /* malloc'd, NULL when unreadable */
+	size_t cmdlen;
+	bool argv_complete;          /* the whole cmdline was read, and it was not empty */
+	bool argv_truncated;         /* longer than AUDIT_ARGV_MAX: cut by us */
+	uint64_t mntns;              /* mount namespace inode; 0 unknown */
+};
+
+/*
+ * Reads /proc/PID for an exec observed at exec_ns (CLOCK_MONOTONIC): first the start
+ * time (a pid reused after exec_ns is refused: x->same false, nothing else read), then
+ * cmdline, exe, cwd, status. Whatever could not be read stays unset. 0, -ESRCH (gone
+ * or not the same process) or -ENOMEM.
+ */
+int exec_info_read(pid_t pid, uint64_t exec_ns, bool want_argv, struct exec_info *x);
+void exec_info_clear(struct exec_info *x);
+
+/* The session of pid from /proc/PID/cgroup (prefix: the sessions' parent). 0 with sid
+ * ("" for none) and start_ns, -ESRCH, -errno. */
+int proc_session_of(pid_t pid, const char *prefix, char *sid, size_t sidlen,
+		    uint64_t *start_ns);
+
+/* Monotonic ns of a /proc start time (clock ticks since boot). */
+uint64_t ticks_to_mono_ns(uint64_t ticks);
+
+/* ---- mounts in sessions' own mount namespaces (audit/mountwatch.c) ---------------- */
+
+struct mntwatch;
+
+/* Reads the daemon's own namespace and mounts (the baseline). 0 or -errno. */
+int mntwatch_new(struct mntwatch **out);
+void mntwatch_free(struct mntwatch *w);
+/* Connector thread: a process of session sid runs in namespace ns (thread-safe). */
+void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid);
+/* Fanotify thread, once a second: emits file.mount / file.unmount for what changed. */
+void mntwatch_poll(struct mntwatch *w);
+/* The inode in an "mnt:[INODE]" namespace link; 0 when malformed. */
+uint64_t mntns_of(const char *nslink);
+
+/* ---- sensors ----------------------------------------------------------------------- */
+
+/*
+ * State shared by the threads and audit.c. The sync fields let the fanotify thread wait
+ * until the proc connector thread has taken in every fork/exec queued before a file
+ * event was read: a process's fork and exec events are queued before it can touch a
+ * file, so after that wait a pid missing from the table is not a session's.
+ */
+struct audit {
+	struct ptab *tab;
+	char prefix[256];
+	pid_t self;
+	struct procconn *pc;
+	struct fanmon *fm;
+	struct mntwatch *mw;         /* NULL: mounts not watched */
+	pthread_mutex_t sync_mu;
+	pthread_cond_t sync_cv;
+	uint64_t done_ns;            /* connector events queued before this are processed */
+	int poke_fd;                 /* eventfd: asks the connector thread to catch up */
+};
+
+/* Connector thread: every event queued before t (monotonic ns) has been processed. */
+void audit_sync_publish(struct audit *a, uint64_t t);
+/*
+ * Fanotify thread: waits (at most timeout_ms) until the connector thread has processed
+ * what was queued before t. True when it has (or when there is no connector sensor).
+ */
+bool audit_sync_wait(struct audit *a, uint64_t t, int timeout_ms);
+
+struct procconn;
+struct fanmon;
+
+/* Opens the proc connector and starts its thread. 0 or -errno (nothing left running). */
+int procconn_start(struct procconn **out, struct audit *a);
+/* Stops the thread, reports pending losses, frees. Accepts NULL. */
+void procconn_stop(struct procconn *p);
+
+/* Opens fanotify, marks the filesystems, starts its thread. 0 or -errno. */
+int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s);
+void fanmon_stop(struct fanmon *f);
+
+/* ---- events (audit/procemit.c): 0 or -errno from event_emit ---------------------- */
+
+int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
+		  const struct exec_info *x);
+int procemit_exit(const struct cn_event *ev, const struct ptab_ent *pe);
+int procemit_uid(const struct cn_event *ev, const struct ptab_ent *pe);
+/* Emits sensor.loss {sensor, lost (NULL-able: -1 = unknown), why}. 0 or -errno. */
+int audit_emit_loss(const char *sensor, int64_t lost, const char *why);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * process.exec / process.exit / process.uid_change events from what the connector said
+ * and what /proc still held. What is unknown is null; nothing is guessed.
+ */
+#include <errno.h>
+
+#include "audit/audit_int.h"
+#include "common/timeutil.h"
+#include "journal/event.h"
+
+static void set_time(struct event *e, uint64_t mono_ns)
+{
+	struct timespec wall;
+
+	time_mono_to_real(mono_ns, &wall);
+	event_set_time(e, &wall);
+}
+
+/* cmd (argv[0]) and args (argv[1..]); both null when nothing was read. */
+static void put_argv(struct event *e, const struct exec_info *x)
+{
+	const char *arg;
+	size_t off = 0, alen;
+
+	if (!x->cmdline || x->cmdlen == 0) {
+		event_null(e, "cmd");
+		event_null(e, "args");
+		return;
+	}
+	if (cmdline_next(x->cmdline, x->cmdlen, &off, &arg, &alen))
+		event_strn(e, "cmd", arg, alen);
+	event_array_begin(e, "args");
+	while (cmdline_next(x->cmdline, x->cmdlen, &off, &arg, &alen))
+		event_strn(e, NULL, arg, alen);
+	event_array_end(e);
+}
+
+static void put_uint_or_null(struct event *e, const char *key, bool known, uint64_t v)
+{
+	if (known)
+		event_uint(e, key, v);
+	else
+		event_null(e, key);
+}
+
+int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
+		  const struct exec_info *x)
+{
+	struct event *e = event_new("process.exec", pe->sid, EVENT_SRC_KERNEL);
+
+	if (!e)
+		return -ENOMEM;
+	set_time(e, ev->ts_ns);
+	event_int(e, "pid", ev->pid);
+	if (x->has_stat && x->st.ppid > 0)
+		event_int(e, "ppid", x->st.ppid);
+	else if (pe->ppid > 0)
+		event_int(e, "ppid", pe->ppid);
+	else
+		event_null(e, "ppid");
+	/* An exec keeps the real uid (setuid() calls are reported and tracked); the
+	 * effective one may change with a set-user-ID binary, so it is only as read. */
+	put_uint_or_null(e, "uid", x->has_ids || pe->ids_known, x->has_ids ? x->uid : pe->uid);
+	put_uint_or_null(e, "euid", x->has_ids, x->euid);
+	event_str(e, "cwd", x->has_cwd ? x->cwd : NULL);
+	event_str(e, "exe", x->has_exe ? x->exe : NULL);
+	put_argv(e, x);
+	event_bool(e, "argv_complete", x->argv_complete);
+	event_bool(e, "args_truncated", x->argv_truncated);
+	event_str(e, "comm", x->has_stat ? x->st.comm : NULL);
+	return event_emit(e);
+}
+
+int procemit_exit(const struct cn_event *ev, const struct ptab_ent *pe)
+{
+	struct event *e = event_new("process.exit", pe->sid, EVENT_SRC_KERNEL);
+	int code, sig;
+
+	if (!e)
+		return -ENOMEM;
+	set_time(e, ev->ts_ns);
+	cn_exit_decode(ev->exit_code, &code, &sig);
+	event_int(e, "pid", ev->pid);
+	if (pe->ppid > 0)
+		event_int(e, "ppid", pe->ppid);
+	else
+		event_null(e, "ppid");
+	if (code >= 0)
+		event_int(e, "exit_code", code);
+	else
+		event_null(e, "exit_code");
+	if (sig > 0)
+		event_int(e, "signal", sig);
+	else
+		event_null(e, "signal");
+	event_bool(e, "core_dumped", sig > 0 && (ev->exit_code & 0x80));
+	if (pe->start_ns && ev->ts_ns >= pe->start_ns)
+		event_uint(e, "duration_us", (ev->ts_ns - pe->start_ns) / 1000);
+	else
+		event_null(e, "duration_us");
+	return event_emit(e);
+}
+
+int procemit_uid(const struct cn_event *ev, const struct ptab_ent *pe)
+{
+	struct event *e = event_new("process.uid_change", pe->sid, EVENT_SRC_KERNEL);
+
+	if (!e)
+		return -ENOMEM;
+	set_time(e, ev->ts_ns);
+	event_int(e, "pid", ev->pid);
+	event_uint(e, "uid", ev->ruid);
+	event_uint(e, "euid", ev->euid);
+	return event_emit(e);
+}
+
+int audit_emit_loss(const char *sensor, int64_t lost, const char *why)
+{
+	struct event *e = event_new("sensor.loss", NULL, EVENT_SRC_SANDGATE);
+
+	if (!e)
+		return -ENOMEM;
+	event_str(e, "sensor", sensor);
+	if (lost >= 0)
+		event_int(e, "lost", lost);
+	else
+		event_null(e, "lost");
+	event_str(e, "why", why);
+	return event_emit(e);
+}

@@ -1,0 +1,162 @@
+/* The cold tier for `sandgate verify` (cli/verify_cold.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/verify_cold.h"
+#include "journal/zseek.h"
+
+#define PROG "sandgate verify"
+
+static void sha256_hex(const char *data, size_t len, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[32];
+	unsigned int n = 0;
+
+	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	for (unsigned int i = 0; i < 32; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+static int write_file(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, data, len) != (ssize_t)len)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/* One cold segment: its bytes match the manifest; written into tmp under its name. */
+static int one_cold(const char *cold, const char *name, const char *tmp)
+{
+	char path[8192], sha[65];
+	json_t *m;
+	char *data = NULL;
+	size_t len = 0, base = strlen(name) - 4;   /* without ".zst" */
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", cold, name);
+	ret = zseek_read_all(path, &data, &len);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: cannot read: %s\n", path, strerror(-ret));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/%.*s.manifest.json", cold, (int)base, name);
+	m = json_load_file(path, 0, NULL);
+	sha256_hex(data, len, sha);
+	if (!json_is_string(json_object_get(m, "sha256")) ||
+	    strcmp(json_string_value(json_object_get(m, "sha256")), sha) != 0) {
+		fprintf(stderr, PROG ": cold segment %.*s: modified (its SHA-256 is not the "
+			"manifest's, or the manifest is missing)\n", (int)base, name);
+		ret = 1;
+	}
+	json_decref(m);
+	snprintf(path, sizeof(path), "%s/%.*s", tmp, (int)base, name);
+	if (ret == 0 && write_file(path, data, len) != 0) {
+		fprintf(stderr, PROG ": %s: cannot write\n", path);
+		ret = 1;
+	}
+	free(data);
+	return ret;
+}
+
+/* Links to the hot segments and the checkpoints file, beside the cold copies. */
+static int link_hot(const char *journal, const char *tmp)
+{
+	struct dirent *de;
+	DIR *d = opendir(journal);
+	int ret = 0;
+
+	if (!d)
+		return 1;
+	while (ret == 0 && (de = readdir(d))) {
+		char from[8192], to[8192];
+		size_t n = strlen(de->d_name);
+
+		if (!(n == 26 && strcmp(de->d_name + 20, ".jsonl") == 0) &&
+		    strcmp(de->d_name, "checkpoints") != 0)
+			continue;
+		snprintf(from, sizeof(from), "%s/%s", journal, de->d_name);
+		snprintf(to, sizeof(to), "%s/%s", tmp, de->d_name);
+		if (symlink(from, to) < 0 && errno != EEXIST)
+			ret = 1;
+	}
+	closedir(d);
+	return ret;
+}
+
+static int assemble(const char *cold, DIR *d, char *journal, const char *tmp)
+{
+	struct dirent *de;
+	int ret = 0;
+
+	while (ret == 0 && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n == 30 && strcmp(de->d_name + 20, ".jsonl.zst") == 0)
+			ret = one_cold(cold, de->d_name, tmp);
+	}
+	if (ret == 0)
+		ret = link_hot(journal, tmp);
+	if (ret == 0)
+		snprintf(journal, 4096, "%s", tmp);
+	return ret;
+}
+
+int verify_cold_prepare(char *journal, char *tmp, size_t len)
+{
+	char cold[8192];
+	DIR *d;
+	int ret;
+
+	tmp[0] = '\0';
+	/* The cold tier lies beside the journal: STATE/journal and STATE/cold. */
+	snprintf(cold, sizeof(cold), "%s/../cold", journal);
+	d = opendir(cold);
+	if (!d)
+		return 0;
+	snprintf(tmp, len, "/tmp/sgverify.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		fprintf(stderr, PROG ": cannot create a temporary directory: %s\n",
+			strerror(errno));
+		tmp[0] = '\0';
+		closedir(d);
+		return 1;
+	}
+	ret = assemble(cold, d, journal, tmp);
+	closedir(d);
+	return ret;
+}
+
+void verify_cold_cleanup(const char *tmp)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (!tmp[0] || !(d = opendir(tmp)))
+		return;
+	while ((de = readdir(d))) {
+		char path[8192];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name);
+		(void)unlink(path);
+	}
+	closedir(d);
+	(void)rmdir(tmp);
+}

@@ -1,0 +1,67 @@
+/*
+ * The investigation settings: the `index:` and `retention:` sections and the `sinks:` list
+ * (daemon/config_sinks.c; docs/config.md "index" and "sinks"). Kept out of config.h's
+ * own sections so each part's settings live beside their reader.
+ */
+#ifndef SANDGATE_DAEMON_CONFIG_SINKS_H
+#define SANDGATE_DAEMON_CONFIG_SINKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define SG_SINKS_MAX 16
+#define SG_SINK_FILTER_MAX 64
+
+enum sg_sink_kind { SG_SINK_FILE, SG_SINK_STDOUT, SG_SINK_SYSLOG_TCP, SG_SINK_HEC,
+		   SG_SINK_OTLP_HTTP };
+enum sg_sink_format { SG_SINK_NATIVE, SG_SINK_OCSF };
+
+struct sg_sink_config {
+	char *name;                       /* unique; names the cursor file */
+	enum sg_sink_kind kind;
+	enum sg_sink_format format;       /* native (default) or ocsf */
+	char *path;                       /* file: the output file (appended) */
+	char *address;                    /* syslog_tcp: "IP:PORT" as written */
+	char *url;                        /* hec, otlp_http: http:// or https:// */
+	char *token;                      /* hec: the HEC token (NULL: none sent) */
+	struct sockaddr_storage addr;     /* syslog_tcp: the parsed address */
+	socklen_t addr_len;
+	char **events;                    /* event types sent ("net.*" = prefix); NULL: all */
+	size_t n_events;
+	uint64_t retry_min_ms;            /* first delay after a failure; default 200 ms */
+	uint64_t retry_max_ms;            /* backoff cap; default 30 s */
+	uint64_t batch_lines;             /* lines per write/cursor save; default 500 */
+};
+
+struct sg_invest_config {
+	bool index_enabled;               /* default true */
+	uint64_t index_poll_ms;           /* fallback when inotify is silent; default 1 s */
+	bool retention_enabled;           /* default true */
+	uint64_t hot_ms;                  /* default 90 days */
+	uint64_t cold_ms;                 /* default 730 days */
+	uint64_t retention_interval_ms;   /* how often a pass runs; default 1 h */
+	bool hold_all;                    /* legal hold on everything: nothing is purged */
+	char **hold_sessions;             /* legal hold per session */
+	size_t n_hold_sessions;
+	struct sg_sink_config *sinks;
+	size_t n_sinks;
+};
+
+struct cfg_ctx;
+struct cy_node;
+struct cfg_key;
+
+/* The readers for config.c's table: `index:`, `sinks:`, `retention:`. 0, -EINVAL, -ENOMEM. */
+int cfg_index(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+	      const struct cfg_key *k);
+int cfg_sinks(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+	      const struct cfg_key *k);
+int cfg_retention(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+		  const struct cfg_key *k);
+/* Defaults (index on, no sinks), and free (the struct is left empty). */
+void cfg_invest_default(struct sg_invest_config *c);
+void cfg_invest_free(struct sg_invest_config *c);
+
+#endif

@@ -1,0 +1,238 @@
+/*
+ * The conntrack thread: in the gateway's namespace it turns on flow accounting and
+ * timestamps, listens for destroy events of session flows (ct mark tag), dumps the table
+ * periodically for interim reports and missed ends, and on a timer expires unanswered DNS
+ * queries and stale name bindings and reads the queues' drop counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "gateway/ct_int.h"
+#include "journal/event.h"
+#include "nft/nft.h"
+
+#define CT_SOCK_BUF (16 * 1024 * 1024)
+
+struct ct_ctx {
+	struct gateway *g;
+	struct nfct_handle *ev, *dump;
+	int tfd, ep;
+	int64_t next_dump_ms;
+	struct gw_dump d;
+};
+
+static int write_sysctl(const char *name)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	/* /proc/sys/net is the opening thread's namespace: this thread's. */
+	snprintf(path, sizeof(path), "/proc/sys/net/netfilter/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1\n", 2) != 2)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int session_filter(struct nfct_handle *h)
+{
+	struct nfct_filter_dump_mark m = { .val = NFT_MARK_TAG, .mask = NFT_MARK_TAG_MASK };
+	struct nfct_filter *f = nfct_filter_create();
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	/* Only session flows wake us; host flows are filtered in the kernel. */
+	nfct_filter_add_attr(f, NFCT_FILTER_MARK, &m);
+	ret = nfct_filter_attach(nfct_fd(h), f) == 0 ? 0 : -errno;
+	nfct_filter_destroy(f);
+	return ret;
+}
+
+static int open_handles(struct ct_ctx *c)
+{
+	int size = CT_SOCK_BUF, fd, ret;
+
+	c->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_DESTROY);
+	c->dump = nfct_open(CONNTRACK, 0);
+	if (!c->ev || !c->dump)
+		return -errno ? -errno : -EIO;
+	fd = nfct_fd(c->ev);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
+	ret = session_filter(c->ev);
+	if (ret == 0)
+		ret = nfct_callback_register(c->ev, NFCT_T_DESTROY, gw_ct_on_destroy, c->g);
+	if (ret == 0)
+		ret = nfct_callback_register(c->dump, NFCT_T_ALL, gw_ct_on_dump, &c->d);
+	return ret < 0 ? -EIO : ret;
+}
+
+static int add_fd(int ep, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+static int ct_setup(struct ct_ctx *c)
+{
+	struct itimerspec its = { { 0, GW_CT_TICK_MS * 1000000L }, { 0, GW_CT_TICK_MS * 1000000L } };
+	int ret = gw_enter_netns(c->g);
+
+	if (ret == 0)
+		ret = open_handles(c);   /* loads nf_conntrack if needed: sysctls exist after */
+	if (ret == 0 && (write_sysctl("nf_conntrack_acct") || write_sysctl("nf_conntrack_timestamp")))
+		log_warn("gateway: cannot enable conntrack accounting: net.flow counts are null");
+	c->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	c->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ret == 0 && (c->tfd < 0 || c->ep < 0 || timerfd_settime(c->tfd, 0, &its, NULL)))
+		ret = -errno;
+	if (ret == 0)
+		ret = add_fd(c->ep, c->tfd);
+	if (ret == 0)
+		ret = add_fd(c->ep, c->g->ct_stopfd);
+	if (ret == 0)
+		ret = add_fd(c->ep, nfct_fd(c->ev));
+	return ret;
+}
+
+static void ct_teardown(struct ct_ctx *c)
+{
+	if (c->ev)
+		nfct_close(c->ev);
+	if (c->dump)
+		nfct_close(c->dump);
+	if (c->tfd >= 0)
+		close(c->tfd);
+	if (c->ep >= 0)
+		close(c->ep);
+}
+
+static void do_dump(struct ct_ctx *c)
+{
+	struct nfct_filter_dump_mark m = { .val = NFT_MARK_TAG, .mask = NFT_MARK_TAG_MASK };
+	struct nfct_filter_dump *fd = nfct_filter_dump_create();
+
+	if (!fd)
+		return;
+	nfct_filter_dump_set_attr(fd, NFCT_FILTER_DUMP_MARK, &m);
+	c->d.gen++;
+	if (c->d.gen == 0)
+		c->d.gen = 1;   /* 0 means "never seen in a dump" */
+	/* A failed dump must not make every flow look gone: sweep only after success. */
+	if (nfct_query(c->dump, NFCT_Q_DUMP_FILTER, fd) == 0)
+		gw_ct_sweep(&c->d);
+	nfct_filter_dump_destroy(fd);
+}
+
+static void expire_dns(struct gateway *g, int64_t now)
+{
+	struct dnspend_entry q;
+	struct event *e;
+	int r;
+
+	for (;;) {
+		pthread_mutex_lock(&g->lock);
+		r = dnspend_pop_expired(g->pend, now - (int64_t)g->cfg.dns_timeout_ms, &q);
+		if (r != 0)
+			dnsbind_expire(g->binds, now);
+		pthread_mutex_unlock(&g->lock);
+		if (r != 0)
+			return;
+		atomic_fetch_add_explicit(&g->st.dns_unanswered, 1, memory_order_relaxed);
+		e = gw_ev_dns(&q, NULL, q.key.tcp ? "tcp" : "udp", "no_answer", "no_policy", now);
+		if (e)
+			event_set_time(e, &q.sent_wall);
+		gw_emit(g, e);
+	}
+}
+
+static void on_tick(struct ct_ctx *c)
+{
+	uint64_t n;
+	int64_t now = gw_now_ms(), period;
+
+	if (read(c->tfd, &n, sizeof(n)) != sizeof(n))
+		return;
+	expire_dns(c->g, now);
+	gw_qstats_poll(c->g);
+	if (now < c->next_dump_ms)
+		return;
+	period = (int64_t)c->g->cfg.flow_interim_ms / 2;
+	period = period < 1000 ? 1000 : period > 10000 ? 10000 : period;
+	c->next_dump_ms = now + period;
+	do_dump(c);
+}
+
+/* Reads destroy events until the socket is empty. */
+static int on_events(struct ct_ctx *c)
+{
+	while (nfct_catch(c->ev) >= 0)
+		;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return 0;
+	if (errno == ENOBUFS) {
+		/* Events were dropped: the next dump finds the flows whose end we missed. */
+		atomic_fetch_add_explicit(&c->g->st.ct_overruns, 1, memory_order_relaxed);
+		gw_ev_loss(c->g, "conntrack", -1, "conntrack event socket overrun (ENOBUFS)");
+		c->next_dump_ms = 0;
+		return 0;
+	}
+	return -errno;
+}
+
+static int ct_loop(struct ct_ctx *c)
+{
+	struct epoll_event out[3];
+	int n, ret = 0;
+
+	while (ret == 0) {
+		n = epoll_wait(c->ep, out, 3, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (int i = 0; i < n && ret == 0; i++) {
+			if (out[i].data.fd == c->g->ct_stopfd)
+				return 0;
+			if (out[i].data.fd == c->tfd)
+				on_tick(c);
+			else
+				ret = on_events(c);
+		}
+	}
+	return ret;
+}
+
+void *gw_ct_main(void *arg)
+{
+	struct ct_ctx c = { .g = arg, .tfd = -1, .ep = -1 };
+	int ret;
+
+	c.d.g = c.g;
+	ret = ct_setup(&c);
+	if (ret)
+		log_errno(ret, "gateway: conntrack");
+	gw_started(c.g, &c.g->ct_start_err, ret);
+	if (ret == 0) {
+		c.next_dump_ms = gw_now_ms() + 1000;
+		ret = ct_loop(&c);
+		if (ret)
+			log_errno(ret, "gateway: conntrack thread stopped (net.flow lost)");
+	}
+	ct_teardown(&c);
+	return NULL;
+}

@@ -1,0 +1,236 @@
+/*
+ * The gateway's lifecycle: tables, the namespace handle, the conntrack thread and one
+ * NFQUEUE worker per queue, started in that order and stopped in the reverse one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/gw_int.h"
+
+int64_t gw_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t gw_wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t gw_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int gw_enter_netns(struct gateway *g)
+{
+	if (g->nsfd < 0)
+		return 0;
+	/* Only the calling thread moves: the audit sensors stay in the initial one. */
+	return setns(g->nsfd, CLONE_NEWNET) == 0 ? 0 : -errno;
+}
+
+void gw_started(struct gateway *g, int *slot, int err)
+{
+	pthread_mutex_lock(&g->start_lock);
+	*slot = err;
+	g->started++;
+	pthread_cond_broadcast(&g->start_cond);
+	pthread_mutex_unlock(&g->start_lock);
+}
+
+static int open_netns(struct gateway *g)
+{
+	char path[PATH_MAX];
+
+	g->nsfd = -1;
+	if (!g->netns)
+		return 0;
+	if (g->netns[0] == '/')
+		snprintf(path, sizeof(path), "%s", g->netns);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", g->netns);
+	g->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	return g->nsfd < 0 ? -errno : 0;
+}
+
+static int make_tables(struct gateway *g)
+{
+	int ret = marktab_new(&g->marks);
+
+	if (ret == 0)
+		ret = flowtab_new(GW_FLOWS_MAX, &g->flows);
+	if (ret == 0)
+		ret = dnsbind_new(GW_BINDS_MAX, &g->binds);
+	if (ret == 0)
+		ret = dnspend_new(GW_PENDING_MAX, &g->pend);
+	return ret;
+}
+
+int gateway_new(const struct gw_config *c, struct gateway **out)
+{
+	struct gateway *g = calloc(1, sizeof(*g));
+	int ret = -ENOMEM;
+
+	if (!g)
+		return -ENOMEM;
+	g->cfg = *c;
+	g->flow_seq = (uint64_t)gw_wall_us();   /* ids stay unique across restarts */
+	g->nsfd = g->ct_stopfd = -1;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_mutex_init(&g->start_lock, NULL);
+	pthread_cond_init(&g->start_cond, NULL);
+	if (c->netns && !(g->netns = strdup(c->netns)))
+		goto out;
+	g->cfg.netns = g->netns;
+	ret = open_netns(g);
+	if (ret == 0)
+		ret = make_tables(g);
+	if (ret == 0 && (g->w = calloc(c->queues, sizeof(*g->w))) == NULL)
+		ret = -ENOMEM;
+out:
+	if (ret) {
+		gateway_free(g);
+		return ret;
+	}
+	*out = g;
+	return 0;
+}
+
+/* Waits until n threads have reported their start. */
+static void wait_started(struct gateway *g, unsigned n)
+{
+	pthread_mutex_lock(&g->start_lock);
+	while (g->started < n)
+		pthread_cond_wait(&g->start_cond, &g->start_lock);
+	pthread_mutex_unlock(&g->start_lock);
+}
+
+static int start_ct(struct gateway *g)
+{
+	int r;
+
+	g->ct_stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g->ct_stopfd < 0)
+		return -errno;
+	r = pthread_create(&g->ct_th, NULL, gw_ct_main, g);
+	if (r)
+		return -r;
+	g->ct_running = true;
+	wait_started(g, 1);
+	return g->ct_start_err;
+}
+
+static int start_worker(struct gateway *g, unsigned i)
+{
+	struct gw_worker *w = &g->w[i];
+	int r;
+
+	w->g = g;
+	w->idx = i;
+	w->qnum = (uint16_t)(g->cfg.queue_base + i);
+	w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->stopfd < 0)
+		return -errno;
+	r = pthread_create(&w->th, NULL, gw_worker_main, w);
+	if (r)
+		return -r;
+	w->running = true;
+	g->nw = i + 1;
+	return 0;
+}
+
+int gateway_start(struct gateway *g)
+{
+	int ret = start_ct(g);
+	unsigned i;
+
+	for (i = 0; ret == 0 && i < g->cfg.queues; i++)
+		ret = start_worker(g, i);
+	if (ret == 0)
+		wait_started(g, 1 + g->cfg.queues);
+	for (i = 0; ret == 0 && i < g->nw; i++)
+		ret = g->w[i].start_err;
+	if (ret)
+		gateway_stop(g);
+	return ret;
+}
+
+static void stop_thread(int fd, pthread_t th, bool *running)
+{
+	uint64_t one = 1;
+
+	if (!*running)
+		return;
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
+		return;   /* cannot happen with an eventfd below its max; never join blind */
+	pthread_join(th, NULL);
+	*running = false;
+}
+
+void gateway_stop(struct gateway *g)
+{
+	if (!g)
+		return;
+	for (unsigned i = 0; i < g->nw; i++) {
+		stop_thread(g->w[i].stopfd, g->w[i].th, &g->w[i].running);
+		if (g->w[i].stopfd >= 0)
+			close(g->w[i].stopfd);
+		g->w[i].stopfd = -1;
+	}
+	g->nw = 0;
+	stop_thread(g->ct_stopfd, g->ct_th, &g->ct_running);
+	if (g->ct_stopfd >= 0)
+		close(g->ct_stopfd);
+	g->ct_stopfd = -1;
+}
+
+void gateway_free(struct gateway *g)
+{
+	if (!g)
+		return;
+	gateway_stop(g);
+	flowtab_free(g->flows);
+	dnsbind_free(g->binds);
+	dnspend_free(g->pend);
+	marktab_free(g->marks);
+	free(g->w);
+	if (g->nsfd >= 0)
+		close(g->nsfd);
+	free(g->netns);
+	pthread_mutex_destroy(&g->lock);
+	pthread_mutex_destroy(&g->start_lock);
+	pthread_cond_destroy(&g->start_cond);
+	free(g);
+}
+
+int gateway_session_bind(struct gateway *g, uint32_t mark_id, const char *sid,
+			 const char *cgdir)
+{
+	return marktab_set(g->marks, mark_id, sid, cgdir);
+}
+
+void gateway_session_unbind(struct gateway *g, uint32_t mark_id)
+{
+	(void)marktab_del(g->marks, mark_id);
+	pthread_mutex_lock(&g->lock);
+	dnsbind_forget(g->binds, mark_id);
+	pthread_mutex_unlock(&g->lock);
+}

@@ -1,0 +1,59 @@
+/*
+ * The gateway's packet path: one pinned thread per NFQUEUE queue reading the packets
+ * the ruleset (nft/) queues, parsing DNS and the first bytes of new flows, recording
+ * net.dns / net.connect and answering with a verdict in the packet mark; one conntrack
+ * thread turning flow ends and periodic dumps into net.flow, and queue drops into
+ * sensor.loss. Observe mode for now: every flow is allowed (reason "no_policy"); the
+ * decision is one function (gw_decide, gateway/decide.c) for the policy work to change.
+ * Design: docs/gateway.md. Returns 0 or -errno; nothing here logs except the threads'
+ * loops (once per failure, at the edge).
+ */
+#ifndef SANDGATE_GATEWAY_GATEWAY_H
+#define SANDGATE_GATEWAY_GATEWAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct gw_config {
+	const char *netns;            /* name under /run/netns, absolute path, or NULL */
+	unsigned queue_base, queues, queue_len;
+	bool fail_open;               /* NFQA_CFG_F_FAIL_OPEN on the queues */
+	uint64_t dns_ttl_min_ms, dns_ttl_max_ms;
+	uint64_t flow_interim_ms;     /* net.flow final:false for flows older than this */
+	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged as such */
+};
+
+struct gateway;
+
+/*
+ * Prepares the gateway (tables, the namespace handle) without starting anything.
+ * 0, -ENOENT (namespace missing), -ENOMEM, -errno.
+ */
+int gateway_new(const struct gw_config *c, struct gateway **out);
+/*
+ * Starts the conntrack thread (which first enables nf_conntrack_acct and _timestamp in
+ * the namespace) and one worker per queue, and returns once every queue is bound, so the
+ * ruleset can be installed with a reader on each queue. On error, what started is
+ * stopped. 0 or -errno (-EBUSY: a queue is bound by another program).
+ */
+int gateway_start(struct gateway *g);
+/* Stops and joins the threads (verdicts in flight are sent first). Accepts NULL. */
+void gateway_stop(struct gateway *g);
+/* Frees g (stopping it first). Accepts NULL. */
+void gateway_free(struct gateway *g);
+
+/*
+ * Tells the packet path that session mark id (1..0xFFFFF) belongs to session sid, whose
+ * processes are in cgroup directory cgdir (NULL: unknown; used to find a flow's pid):
+ * call before the session's nft elements are added. 0, -EINVAL, -ENOMEM.
+ */
+int gateway_session_bind(struct gateway *g, uint32_t mark_id, const char *sid,
+			 const char *cgdir);
+/* Forgets mark id and its DNS bindings: call after the elements are removed. */
+void gateway_session_unbind(struct gateway *g, uint32_t mark_id);
+
+/* Writes the counters in Prometheus text format. 0 or -EIO. */
+int gateway_metrics(struct gateway *g, FILE *out);
+
+#endif

@@ -1,0 +1,145 @@
+/* Internals shared by the gateway's files (gateway/gateway.h is the public side). */
+#ifndef SANDGATE_GATEWAY_GW_INT_H
+#define SANDGATE_GATEWAY_GW_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dns/dns.h"
+#include "gateway/dnsbind.h"
+#include "gateway/dnspend.h"
+#include "gateway/flowtab.h"
+#include "gateway/gateway.h"
+#include "gateway/marktab.h"
+#include "gateway/pkt.h"
+
+#define GW_FLOWS_MAX 262144
+#define GW_BINDS_MAX 262144
+#define GW_PENDING_MAX 65536
+#define GW_DECIDE_PKTS 8          /* queued packets of a flow before deciding without names */
+#define GW_LAT_BUCKETS 8
+
+/* Counters for /metrics and sensor.loss; relaxed atomics, written by every thread. */
+struct gw_stats {
+	atomic_uint_fast64_t packets, verdicts_accept, verdicts_drop, batches;
+	atomic_uint_fast64_t flows_new, flows_ended, flows_untracked;
+	atomic_uint_fast64_t dns_queries, dns_answers, dns_unanswered, dns_malformed;
+	atomic_uint_fast64_t malformed, unknown_session, unparsable;
+	atomic_uint_fast64_t queue_dropped, user_dropped, ct_overruns, emit_failed;
+	atomic_uint_fast64_t lat[GW_LAT_BUCKETS + 1];   /* decision latency histogram */
+	atomic_uint_fast64_t lat_sum_us;
+};
+
+struct gw_worker {
+	struct gateway *g;
+	unsigned idx;
+	uint16_t qnum;
+	pthread_t th;
+	bool running;
+	int stopfd;                   /* eventfd: stop */
+	struct mnl_socket *nl;
+	unsigned portid;
+	uint8_t *rbuf, *sbuf;
+	size_t slen;                  /* verdict bytes batched in sbuf */
+	struct dns_msg *msg;          /* ~19 KiB scratch, one per worker */
+	int diagfd;                   /* sock_diag socket in the namespace, -1: no pids */
+	int start_err;
+};
+
+struct gateway {
+	struct gw_config cfg;
+	char *netns;                  /* owned copy of cfg.netns */
+	int nsfd;                     /* the namespace to enter, -1: stay */
+	struct marktab *marks;
+	pthread_mutex_t lock;         /* flows, binds, pend */
+	struct flowtab *flows;
+	struct dnsbind *binds;
+	struct dnspend *pend;
+	struct gw_worker *w;
+	unsigned nw;
+	pthread_t ct_th;
+	bool ct_running;
+	int ct_stopfd;
+	int ct_start_err;
+	pthread_mutex_t start_lock;   /* threads report their start here */
+	pthread_cond_t start_cond;
+	unsigned started;             /* threads that finished starting (ok or not) */
+	uint64_t flow_seq;            /* last flow_id given (under lock); seeded from the clock */
+	uint64_t qdrop_last[2][64];   /* nfnetlink_queue drop counters seen last */
+	struct gw_stats st;
+};
+
+/* What one queued packet told us, besides its bytes. */
+struct gw_meta {
+	uint32_t id;                  /* packet id for the verdict */
+	uint32_t mark;
+	int64_t pid;                  /* -1 unknown (set by gw_handle for DNS queries) */
+	int64_t uid;                  /* -1 unknown */
+	const uint8_t *pay;
+	size_t len;
+	int64_t t0_us;                /* monotonic, when received */
+};
+
+/* ---- threads (gateway/gateway.c) ---- */
+/* Enters the gateway's namespace (this thread only). 0 or -errno. */
+int gw_enter_netns(struct gateway *g);
+/* A thread reports it started (err 0) or failed. */
+void gw_started(struct gateway *g, int *slot, int err);
+int64_t gw_now_ms(void);
+int64_t gw_now_us(void);
+int64_t gw_wall_us(void);
+/* The flow key of packet p's own direction. */
+void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k);
+
+/* ---- NFQUEUE worker (gateway/nfq.c) ---- */
+void *gw_worker_main(void *arg);
+
+/* ---- the packet path (gateway/handle.c, dnsh.c, decide.c) ---- */
+/* Decides the verdict of one packet: *verdict NF_ACCEPT/NF_DROP, *mark the mark to set. */
+void gw_handle(struct gw_worker *w, const struct gw_meta *m, int *verdict, uint32_t *mark);
+/* Events built under the gateway lock, emitted after it is released. */
+struct gw_evlist {
+	struct event **v;
+	size_t n, cap;
+	size_t lost;                  /* could not be kept (out of memory) */
+};
+void gw_evlist_push(struct gw_evlist *l, struct event *e);
+/* Emits every event of l (and a sensor.loss for the lost ones), then frees the list. */
+void gw_evlist_flush(struct gateway *g, struct gw_evlist *l);
+/*
+ * The DNS of one port-53 packet: UDP payload, or TCP segment fed to f's reassembler
+ * (f NULL: TCP cannot be followed). Pairs answers with queries, binds answer addresses
+ * to the session's names, queues net.dns events on l. Call with g->lock held.
+ */
+void gw_dns_packet(struct gw_worker *w, const struct gw_meta *m, const struct gw_pkt *p,
+		   struct flow *f, const char *sid, struct gw_evlist *l);
+/* The verdict and reason for a flow whose names are known (observe mode: allow). */
+uint32_t gw_decide(const struct flow *f, const char **reason);
+
+/* ---- events (gateway/events.c) ---- */
+struct event;
+/* {ip, port} object under key; port null when has_port is false. */
+void gw_ev_endpoint(struct event *e, const char *key, int family, const uint8_t *addr,
+		    uint16_t port, bool has_port);
+/* Emits e, counting a failure. */
+void gw_emit(struct gateway *g, struct event *e);
+/* net.connect for f at its decision; pid -1: null. */
+struct event *gw_ev_connect(const struct flow *f, const char *reason, int64_t pid);
+/* net.dns for an answered/unanswered/malformed query. */
+struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans,
+			const char *transport, const char *status, const char *reason,
+			int64_t now_ms);
+/* sensor.loss */
+void gw_ev_loss(struct gateway *g, const char *sensor, int64_t lost, const char *why);
+
+/* ---- conntrack (gateway/ct.c), queue stats (gateway/qstats.c) ---- */
+void *gw_ct_main(void *arg);
+/* Reads the namespace's nfnetlink_queue drop counters and reports new drops. */
+void gw_qstats_poll(struct gateway *g);
+/* Records one decision latency. */
+void gw_lat_observe(struct gateway *g, int64_t us);
+
+#endif

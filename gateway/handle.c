@@ -1,0 +1,216 @@
+/*
+ * One queued packet: whose it is (the session mark), which flow (the conntrack id), what
+ * it says (DNS, or the first bytes of a new flow), and the verdict: NF_ACCEPT with the
+ * session mark carrying allow (or deny) once the flow is decided, unchanged while the
+ * flow's first bytes are still being read (it stays queued), NF_DROP for what cannot be
+ * attributed. Tables are touched under g->lock; events are emitted after it.
+ */
+#include <netinet/in.h>   /* before linux/netfilter.h: glibc's in.h wins */
+#include <linux/netfilter.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gateway/gw_int.h"
+#include "gateway/names.h"
+#include "gateway/sockpid.h"
+#include "journal/event.h"
+#include "nft/nft.h"
+
+void gw_lat_observe(struct gateway *g, int64_t us)
+{
+	static const int64_t edge[GW_LAT_BUCKETS] = { 10, 50, 100, 500, 1000, 5000, 10000,
+						      100000 };
+	int i = 0;
+
+	while (i < GW_LAT_BUCKETS && us > edge[i])
+		i++;
+	atomic_fetch_add_explicit(&g->st.lat[i], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&g->st.lat_sum_us, (uint_fast64_t)(us < 0 ? 0 : us),
+				  memory_order_relaxed);
+}
+
+static bool is_dns(const struct gw_pkt *p)
+{
+	return p->has_ports && (p->sport == 53 || p->dport == 53);
+}
+
+static void flow_init(struct gateway *g, struct flow *f, const struct gw_meta *m,
+		      const struct gw_pkt *p, const char *sid)
+{
+	size_t al = p->family == AF_INET ? 4 : 16;
+
+	f->mark_id = nft_mark_id(m->mark);
+	snprintf(f->sid, sizeof(f->sid), "%s", sid);
+	f->family = p->family;
+	f->proto = p->proto;
+	memcpy(f->src, p->src, al);
+	memcpy(f->dst, p->dst, al);
+	f->sport = p->sport;
+	f->dport = p->dport;
+	f->has_ports = p->has_ports;
+	f->start_ms = gw_now_ms();
+	f->last_report_ms = f->start_ms;
+	clock_gettime(CLOCK_REALTIME, &f->start_wall);
+	f->uid = m->uid;
+	f->is_dns = is_dns(p);
+	if (dnsbind_lookup(g->binds, f->mark_id, p->family, p->dst, f->start_ms, f->domain,
+			   sizeof(f->domain)) != 0)
+		f->domain[0] = '\0';
+	atomic_fetch_add_explicit(&g->st.flows_new, 1, memory_order_relaxed);
+}
+
+void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = (uint8_t)p->family;
+	k->proto = p->proto;
+	k->sport = p->sport;
+	k->dport = p->dport;
+	memcpy(k->src, p->src, p->family == AF_INET ? 4 : 16);
+	memcpy(k->dst, p->dst, p->family == AF_INET ? 4 : 16);
+}
+
+/*
+ * The flow of this packet (*reply: it is the flow's reply direction); a new one for a
+ * packet matching no flow either way: the first packet of a flow is always queued in
+ * its original direction (replies of undecided flows are not queued, except DNS, whose
+ * query came first).
+ */
+static struct flow *flow_of(struct gateway *g, const struct gw_meta *m,
+			    const struct gw_pkt *p, const char *sid, bool *reply)
+{
+	struct flow_key k, rk;
+	struct flow *f;
+
+	gw_pkt_key(p, &k);
+	*reply = false;
+	if ((f = flowtab_find(g->flows, &k)) != NULL)
+		return f;
+	flow_key_reverse(&k, &rk);
+	if ((f = flowtab_find(g->flows, &rk)) != NULL) {
+		*reply = true;
+		return f;
+	}
+	/* A DNS answer whose query we did not see (a restart): not the start of a flow. */
+	if (p->has_ports && p->sport == 53 && p->dport != 53)
+		return NULL;
+	if (flowtab_add(g->flows, &k, &f) != 0)
+		return NULL;
+	f->flow_id = ++g->flow_seq;
+	flow_init(g, f, m, p, sid);
+	return f;
+}
+
+/* What a decision leaves for after the lock: the flow as decided, and why. */
+struct decided {
+	bool now;
+	struct flow f;           /* a copy without its buffers */
+	const char *reason;
+};
+
+/* Runs under g->lock: the flow's state, its names, its DNS; returns the new mark. */
+static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
+			    const struct gw_pkt *p, const char *sid, struct gw_evlist *l,
+			    struct decided *dc)
+{
+	struct gateway *g = w->g;
+	const char *reason;
+	bool reply;
+	struct flow *f = flow_of(g, m, p, sid, &reply);
+
+	if (!f) {
+		/* No flow to follow (table full, or an answer to an unseen query): decide on
+		 * the spot, observe mode: allowed, without names. */
+		atomic_fetch_add_explicit(&g->st.flows_untracked, 1, memory_order_relaxed);
+		if (is_dns(p))
+			gw_dns_packet(w, m, p, NULL, sid, l);
+		return nft_mark_with_verdict(m->mark, NFT_MARK_ALLOW);
+	}
+	if (!f->decided) {
+		f->npkts++;
+		if (gw_names_feed(f, p, reply)) {
+			f->verdict = gw_decide(f, &reason);
+			f->decided = true;
+			dc->now = true;
+			/* The first flight is read: its bytes are not needed any more. */
+			free(f->buf);
+			f->buf = NULL;
+			f->len = 0;
+			dc->f = *f;
+			dc->f.dtcp[0] = dc->f.dtcp[1] = NULL;
+			dc->reason = reason;
+		}
+	}
+	if (f->is_dns)
+		gw_dns_packet(w, m, p, f, sid, l);
+	return f->decided ? nft_mark_with_verdict(m->mark, f->verdict) : m->mark;
+}
+
+/*
+ * The pid of the session process that sent p: its local socket (sock_diag), then the
+ * holder among the session's own processes. -1 when there is none to find (routed
+ * traffic has no local socket and no uid) or it is not found.
+ */
+static int64_t pid_of(struct gw_worker *w, const struct gw_meta *m, const struct gw_pkt *p)
+{
+	char cg[MARKTAB_CG_MAX + 1];
+	uint32_t ino;
+	pid_t pid;
+
+	if (m->uid < 0 || w->diagfd < 0 || !p->has_ports)
+		return -1;
+	if (marktab_get_cgroup(w->g->marks, nft_mark_id(m->mark), cg, sizeof(cg)) != 0 ||
+	    sockpid_inode(w->diagfd, p, &ino) != 0 || sockpid_find(cg, ino, &pid) != 0)
+		return -1;
+	return pid;
+}
+
+/* After the lock: net.connect of a flow decided by this packet, with its pid. */
+static void connect_event(struct gw_worker *w, const struct gw_meta *m,
+			  const struct gw_pkt *p, struct decided *dc)
+{
+	int64_t pid = m->pid;
+
+	if (!dc->now)
+		return;
+	if (pid < 0)
+		pid = pid_of(w, m, p);
+	gw_emit(w->g, gw_ev_connect(&dc->f, dc->reason, pid));
+	gw_lat_observe(w->g, gw_now_us() - m->t0_us);
+}
+
+void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint32_t *mark)
+{
+	struct gateway *g = w->g;
+	struct gw_evlist l = { 0 };
+	struct gw_pkt p = { 0 };
+	struct gw_meta mm = *m0, *m = &mm;
+	struct decided dc = { 0 };
+	char sid[MARKTAB_ID_MAX + 1];
+
+	*verdict = NF_ACCEPT;
+	*mark = m->mark;
+	/* Only session packets are queued; anything else passes as the ruleset would. */
+	if (!nft_mark_is_session(m->mark))
+		return;
+	if (marktab_get(g->marks, nft_mark_id(m->mark), sid, sizeof(sid)) != 0) {
+		/* A flow of a session that is gone: drop what cannot be attributed. */
+		atomic_fetch_add_explicit(&g->st.unknown_session, 1, memory_order_relaxed);
+		*verdict = NF_DROP;
+		return;
+	}
+	if (!m->pay || gw_pkt_parse(m->pay, m->len, &p) != 0 || p.later_fragment) {
+		atomic_fetch_add_explicit(&g->st.unparsable, 1, memory_order_relaxed);
+		*verdict = p.later_fragment ? NF_ACCEPT : NF_DROP;
+		return;
+	}
+	/* A query's sender, looked up before the lock (it reads /proc). */
+	mm.pid = is_dns(&p) && p.dport == 53 ? pid_of(w, m, &p) : -1;
+	pthread_mutex_lock(&g->lock);
+	*mark = locked_part(w, m, &p, sid, &l, &dc);
+	pthread_mutex_unlock(&g->lock);
+	connect_event(w, m, &p, &dc);
+	gw_evlist_flush(g, &l);
+}

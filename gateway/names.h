@@ -1,0 +1,18 @@
+/* Reading a new flow's names from its first bytes (gateway/names.c). */
+#ifndef SANDGATE_GATEWAY_NAMES_H
+#define SANDGATE_GATEWAY_NAMES_H
+
+#include <stdbool.h>
+
+#include "gateway/flowtab.h"
+#include "gateway/pkt.h"
+
+/*
+ * Feeds one queued packet of undecided flow f (f->npkts already counts it). Sets f->sni,
+ * f->http_host, f->alpn, f->ech and f->parse (what was read: "tls", "http", "h2c",
+ * "quic", "dns", "unknown", "*_malformed", "incomplete", ...). Returns true when f can be
+ * decided now, false while more of its first bytes are needed.
+ */
+bool gw_names_feed(struct flow *f, const struct gw_pkt *p, bool reply);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * One NFQUEUE worker: a pinned thread in the gateway's namespace, bound to one queue,
+ * with its own epoll. It drains the socket, decides each packet (gateway/handle.c),
+ * and sends the verdicts of a drained batch together in one sendto.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/types.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "dns/dns.h"
+#include "gateway/gw_int.h"
+
+#define NFQ_RBUF (0xffff + 4096)     /* one GSO packet plus its attributes */
+#define NFQ_SBUF (64 * 1024)         /* a batch of verdicts */
+#define NFQ_VERDICT_ROOM 128         /* one verdict message, generously */
+#define NFQ_SOCK_BUF (16 * 1024 * 1024)
+
+static void pin(struct gw_worker *w)
+{
+	cpu_set_t allowed, one;
+	unsigned k = 0, want;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) == 0)
+		return;
+	want = w->idx % (unsigned)CPU_COUNT(&allowed);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &allowed) || k++ != want)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		/* Best effort: a cpuset that forbids it leaves the thread floating. */
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
+
+/* Sends one config message and waits for its ACK. 0 or -errno from the kernel. */
+static int cfg_send(struct gw_worker *w, struct nlmsghdr *nlh)
+{
+	static uint32_t seq = 1;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+	if (mnl_socket_sendto(w->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	n = mnl_socket_recvfrom(w->nl, w->rbuf, NFQ_RBUF);
+	if (n < 0)
+		return -errno;
+	ret = mnl_cb_run(w->rbuf, (size_t)n, nlh->nlmsg_seq, w->portid, NULL, NULL);
+	return ret < 0 ? -errno : 0;
+}
+
+static int bind_queue(struct gw_worker *w)
+{
+	const struct gw_config *c = &w->g->cfg;
+	/* No NFQA_CFG_F_CONNTRACK: this kernel refuses it (no NETLINK_GLUE_CT); flows are
+	 * followed by their tuple instead (gateway/flowtab.h). */
+	uint32_t flags = NFQA_CFG_F_GSO | NFQA_CFG_F_UID_GID;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = nfq_nlmsg_put((char *)w->sbuf, NFQNL_MSG_CONFIG, w->qnum);
+	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
+	ret = cfg_send(w, nlh);
+	if (ret)
+		return ret;
+	/* Fail-open only by explicit option: a full queue then passes packets. */
+	if (c->fail_open)
+		flags |= NFQA_CFG_F_FAIL_OPEN;
+	nlh = nfq_nlmsg_put((char *)w->sbuf, NFQNL_MSG_CONFIG, w->qnum);
+	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, 0xffff);
+	nfq_nlmsg_cfg_put_qmaxlen(nlh, c->queue_len);
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(flags | NFQA_CFG_F_FAIL_OPEN));
+	return cfg_send(w, nlh);
+}
+
+static int open_socket(struct gw_worker *w)
+{
+	int fd, one = 1, size = NFQ_SOCK_BUF;
+
+	w->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!w->nl)
+		return -errno;
+	if (mnl_socket_bind(w->nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	w->portid = mnl_socket_get_portid(w->nl);
+	fd = mnl_socket_get_fd(w->nl);
+	/* A deep buffer rides out bursts; NO_ENOBUFS keeps an overrun from killing reads
+	 * (the kernel counts what it drops: gateway/qstats.c reports it). */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
+	return 0;
+}
+
+static int worker_setup(struct gw_worker *w)
+{
+	int ret;
+
+	w->diagfd = -1;
+	w->rbuf = malloc(NFQ_RBUF);
+	w->sbuf = malloc(NFQ_SBUF);
+	w->msg = malloc(sizeof(*w->msg));
+	if (!w->rbuf || !w->sbuf || !w->msg)
+		return -ENOMEM;
+	pin(w);
+	ret = gw_enter_netns(w->g);
+	if (ret == 0)
+		ret = open_socket(w);
+	if (ret == 0)
+		ret = bind_queue(w);
+	/* Best effort: without it pids are null, the rest works. */
+	if (ret == 0)
+		w->diagfd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	return ret;
+}
+
+static void worker_teardown(struct gw_worker *w)
+{
+	if (w->nl)
+		mnl_socket_close(w->nl);
+	w->nl = NULL;
+	if (w->diagfd >= 0)
+		close(w->diagfd);
+	w->diagfd = -1;
+	free(w->rbuf);
+	free(w->sbuf);
+	free(w->msg);
+	w->rbuf = w->sbuf = NULL;
+	w->msg = NULL;
+}
+
+static int flush(struct gw_worker *w)
+{
+	size_t len = w->slen;
+
+	if (len == 0)
+		return 0;
+	w->slen = 0;
+	atomic_fetch_add_explicit(&w->g->st.batches, 1, memory_order_relaxed);
+	if (mnl_socket_sendto(w->nl, w->sbuf, len) < 0)
+		return -errno;
+	return 0;
+}
+
+static int add_verdict(struct gw_worker *w, uint32_t id, int verdict, uint32_t mark,
+		       bool set_mark)
+{
+	struct nlmsghdr *nlh;
+	int ret = 0;
+
+	if (w->slen + NFQ_VERDICT_ROOM > NFQ_SBUF)
+		ret = flush(w);
+	nlh = nfq_nlmsg_put((char *)w->sbuf + w->slen, NFQNL_MSG_VERDICT, w->qnum);
+	nfq_nlmsg_verdict_put(nlh, (int)id, verdict);
+	if (set_mark)
+		nfq_nlmsg_verdict_put_mark(nlh, mark);
+	w->slen += NLMSG_ALIGN(nlh->nlmsg_len);
+	atomic_fetch_add_explicit(verdict == NF_ACCEPT ? &w->g->st.verdicts_accept
+						       : &w->g->st.verdicts_drop,
+				  1, memory_order_relaxed);
+	return ret;
+}
+
+static bool attr_u32(struct nlattr *a, uint32_t *v)
+{
+	if (!a || mnl_attr_get_payload_len(a) < sizeof(uint32_t))
+		return false;
+	*v = ntohl(mnl_attr_get_u32(a));
+	return true;
+}
+
+static void fill_meta(struct nlattr **attr, struct gw_meta *m)
+{
+	uint32_t v;
+
+	m->uid = attr_u32(attr[NFQA_UID], &v) ? (int64_t)v : -1;
+	if (!attr_u32(attr[NFQA_MARK], &m->mark))
+		m->mark = 0;
+	if (attr[NFQA_PAYLOAD]) {
+		m->pay = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
+		m->len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+	}
+}
+
+static int on_packet(struct gw_worker *w, const struct nlmsghdr *nlh)
+{
+	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	struct nfqnl_msg_packet_hdr *ph;
+	struct gw_meta m = { .uid = -1, .pid = -1, .t0_us = gw_now_us() };
+	uint32_t mark;
+	int verdict;
+
+	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR] ||
+	    mnl_attr_get_payload_len(attr[NFQA_PACKET_HDR]) < sizeof(*ph))
+		return 0;   /* no id: nothing to answer; the kernel's timeout is not ours */
+	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	m.id = ntohl(ph->packet_id);
+	fill_meta(attr, &m);
+	atomic_fetch_add_explicit(&w->g->st.packets, 1, memory_order_relaxed);
+	gw_handle(w, &m, &verdict, &mark);
+	return add_verdict(w, m.id, verdict, mark, mark != m.mark);
+}
+
+/* Every message of one recv: packets, and errors the kernel returned for verdicts. */
+static int on_batch(struct gw_worker *w, size_t n)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)w->rbuf;
+	int len = (int)n, ret = 0;
+
+	for (; ret == 0 && mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+		if (nlh->nlmsg_type == NLMSG_ERROR || nlh->nlmsg_type == NLMSG_DONE)
+			continue;   /* a verdict for a packet the kernel dropped already */
+		if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_PACKET)
+			ret = on_packet(w, nlh);
+	}
+	return ret;
+}
+
+/* Reads until the socket is empty, then sends the batch of verdicts. */
+static int drain(struct gw_worker *w)
+{
+	int fd = mnl_socket_get_fd(w->nl), ret = 0;
+	ssize_t n;
+
+	while (ret == 0 && (n = recv(fd, w->rbuf, NFQ_RBUF, MSG_DONTWAIT)) > 0)
+		ret = on_batch(w, (size_t)n);
+	if (ret == 0 && n < 0 && errno == ENOBUFS)
+		gw_ev_loss(w->g, "nfqueue", -1, "netlink socket overrun (ENOBUFS)");
+	else if (ret == 0 && n < 0 && errno != EAGAIN && errno != EINTR)
+		ret = -errno;
+	if (ret == 0)
+		ret = flush(w);
+	return ret;
+}
+
+static int worker_loop(struct gw_worker *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out[2];
+	int ep = epoll_create1(EPOLL_CLOEXEC), ret = 0, n;
+
+	if (ep < 0)
+		return -errno;
+	ev.data.fd = w->stopfd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, w->stopfd, &ev) < 0)
+		ret = -errno;
+	ev.data.fd = mnl_socket_get_fd(w->nl);
+	if (ret == 0 && epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		ret = -errno;
+	while (ret == 0) {
+		n = epoll_wait(ep, out, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			if (out[i].data.fd == w->stopfd)
+				goto out;
+		ret = drain(w);
+	}
+out:
+	close(ep);
+	return ret;
+}
+
+void *gw_worker_main(void *arg)
+{
+	struct gw_worker *w = arg;
+	int ret = worker_setup(w);
+
+	if (ret)
+		log_errno(ret, "gateway: queue %u: cannot bind", w->qnum);
+	gw_started(w->g, &w->start_err, ret);
+	if (ret == 0) {
+		ret = worker_loop(w);
+		if (ret)
+			log_errno(ret, "gateway: queue %u: worker stopped (queue fails closed)",
+				  w->qnum);
+	}
+	worker_teardown(w);
+	return NULL;
+}

@@ -1,0 +1,223 @@
+/*
+ * A sink's delivery loop (journal/sink.h): read a batch after the sent cursor, filter
+ * and frame it, write it, and move the durable cursor once the receiver surely holds
+ * it. Any failure rewinds to the durable cursor and backs off: the batch is sent again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "journal/envelope.h"
+#include "journal/ocsf.h"
+#include "journal/sink_impl.h"
+
+static int copy_settings(struct sink *k, const struct sink_settings *s)
+{
+	k->s = *s;
+	k->name = strdup(s->name);
+	k->path = s->path ? strdup(s->path) : NULL;
+	k->url = s->url ? strdup(s->url) : NULL;
+	k->token = s->token ? strdup(s->token) : NULL;
+	if ((s->url && !k->url) || (s->token && !k->token))
+		return -ENOMEM;
+	k->host = strdup(s->host ? s->host : "-");
+	k->events = calloc(s->n_events + 1, sizeof(*k->events));
+	if (!k->name || !k->host || !k->events || (s->path && !k->path))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_events; i++)
+		if (!(k->events[i] = strdup(s->events[i])))
+			return -ENOMEM;
+	if (s->addr) {
+		if (s->addr_len > sizeof(k->addr))
+			return -EINVAL;
+		memcpy(&k->addr, s->addr, s->addr_len);
+	}
+	return 0;
+}
+
+static int make_paths(struct sink *k, const char *state_dir)
+{
+	char dir[4096];
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/sinks", state_dir) >= sizeof(dir) ||
+	    (size_t)snprintf(k->cursor_path, sizeof(k->cursor_path), "%s/%s.cursor", dir,
+			     k->name) >= sizeof(k->cursor_path) ||
+	    (size_t)snprintf(k->journal_dir, sizeof(k->journal_dir), "%s/journal",
+			     state_dir) >= sizeof(k->journal_dir))
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int sink_new(struct sink **out, const char *state_dir, const struct sink_settings *s)
+{
+	struct sink *k = calloc(1, sizeof(*k));
+	int ret;
+
+	if (!k)
+		return -ENOMEM;
+	k->fd = -1;
+	buf_init(&k->out);
+	buf_init(&k->ocsf);
+	buf_init(&k->http);
+	ret = copy_settings(k, s);
+	if (ret == 0)
+		ret = make_paths(k, state_dir);
+	if (ret == 0)
+		ret = sink_cursor_load(k->cursor_path, &k->committed);
+	if (ret) {
+		sink_free(k);
+		return ret;
+	}
+	k->sent = k->committed;
+	*out = k;
+	return 0;
+}
+
+void sink_free(struct sink *k)
+{
+	if (!k)
+		return;
+	sink_io_close(k);
+	buf_free(&k->out);
+	buf_free(&k->ocsf);
+	buf_free(&k->http);
+	for (size_t i = 0; k->events && k->events[i]; i++)
+		free(k->events[i]);
+	free(k->events);
+	free(k->name);
+	free(k->path);
+	free(k->url);
+	free(k->token);
+	free(k->host);
+	free(k);
+}
+
+const char *sink_name(const struct sink *k)
+{
+	return k->name;
+}
+
+static int on_line(void *ctx, const char *line, size_t len, const struct follow_pos *pos)
+{
+	struct sink *k = ctx;
+	struct line_envelope env;
+
+	const char *msg = line;
+	size_t msg_len = len;
+	int ret;
+
+	(void)pos;
+	/* A line without an envelope is damage that verify reports; it is not sent. */
+	if (line_envelope_parse(line, len, &env) ||
+	    !sink_filter_pass(k->events, k->s.n_events, env.event, env.event_len))
+		return 0;
+	if (k->s.format == SINK_OCSF) {
+		buf_reset(&k->ocsf);
+		ret = ocsf_render(&k->ocsf, line, len);
+		if (ret)
+			return ret == -EINVAL ? 0 : ret;   /* not renderable: skipped like damage */
+		msg = k->ocsf.data;
+		msg_len = k->ocsf.len;
+	}
+	if (k->s.kind == SINK_SYSLOG_TCP)
+		return sink_syslog_frame(&k->out, k->host, line, len, msg, msg_len);
+	if (k->s.kind == SINK_HEC)
+		return sink_hec_event(&k->out, k->host, line, len, msg, msg_len,
+				      k->s.format == SINK_OCSF);
+	if (k->s.kind == SINK_OTLP_HTTP)
+		return sink_otlp_record(&k->out, line, len, msg, msg_len, k->out.len == 0);
+	buf_put(&k->out, msg, msg_len);
+	buf_putc(&k->out, '\n');
+	return k->out.oom ? -ENOMEM : 0;
+}
+
+/* syslog: batches the peer's TCP acknowledged, sent confirm_ms ago, become durable. */
+static int confirm(struct sink *k)
+{
+	uint64_t now = sink_now_ms();
+	size_t done = 0;
+	int unacked = 0, ret;
+
+	if (k->n_pending == 0)
+		return 0;
+	ret = sink_io_unacked(k, &unacked);
+	if (ret || unacked)
+		return ret;
+	while (done < k->n_pending && k->pending[done].sent_ms + k->s.confirm_ms <= now)
+		k->committed = k->pending[done++].after;
+	if (!done)
+		return 0;
+	memmove(k->pending, k->pending + done, (k->n_pending - done) * sizeof(k->pending[0]));
+	k->n_pending -= done;
+	return sink_cursor_save(k->cursor_path, &k->committed);
+}
+
+/* Rewinds to what is durable and schedules the retry with exponential backoff. */
+static int fail(struct sink *k, int err, uint64_t *retry_ms)
+{
+	sink_io_close(k);
+	k->sent = k->committed;
+	k->n_pending = 0;
+	k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : k->s.retry_min_ms;
+	if (k->backoff_ms > k->s.retry_max_ms)
+		k->backoff_ms = k->s.retry_max_ms;
+	*retry_ms = k->backoff_ms;
+	k->reconnects++;
+	return err;
+}
+
+static int delivered(struct sink *k, const struct follow_cursor *c)
+{
+	k->sent = *c;
+	k->backoff_ms = 0;
+	if (k->s.kind != SINK_SYSLOG_TCP) {
+		k->committed = *c;
+		return sink_cursor_save(k->cursor_path, &k->committed);
+	}
+	k->pending[k->n_pending++] = (struct sink_pending){ *c, sink_now_ms() };
+	return 0;
+}
+
+/* Opens the transport and checks a TCP peer is still there; confirms what it holds. */
+static int prepare(struct sink *k)
+{
+	int ret = sink_io_open(k);
+
+	if (ret == 0 && k->s.kind == SINK_SYSLOG_TCP)
+		ret = sink_io_alive(k);
+	if (ret == 0 && k->s.kind == SINK_SYSLOG_TCP)
+		ret = confirm(k);
+	return ret;
+}
+
+int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
+{
+	struct sink *k = ctx;
+	struct follow_cursor c;
+	size_t n = 0;
+	int ret = prepare(k);
+
+	*progressed = 0;
+	if (ret)
+		return fail(k, ret, retry_ms);
+	if (k->n_pending == SINK_PENDING_MAX)
+		return 0;   /* the receiver is slow: wait for confirmations */
+	c = k->sent;
+	buf_reset(&k->out);
+	ret = follow_read(k->journal_dir, &c, k->s.batch_lines, on_line, k, &n);
+	if (ret == -ENOENT)
+		return 0;   /* no journal yet */
+	if (ret == 0 && k->out.len)
+		ret = sink_io_write(k, k->out.data, k->out.len);
+	if (ret)
+		return fail(k, ret, retry_ms);
+	if (n == 0)
+		return 0;
+	k->lines_sent += n;
+	*progressed = n;
+	return delivered(k, &c);
+}

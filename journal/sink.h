@@ -1,0 +1,99 @@
+/*
+ * Sinks: real-time copies of the journal for SIEMs and log shippers. Each sink follows
+ * the segment files (journal/follow.h) from its own durable cursor
+ * (STATE_DIR/sinks/NAME.cursor, replaced atomically), so a sink that was down catches up
+ * from the journal: at-least-once, nothing lost, duplicates bounded by the lines sent
+ * but not yet confirmed. Every journal.checkpoint line goes to every sink whatever its
+ * filter, so the receiver holds the anchors that expose a cut-off tail.
+ *
+ * Kinds: file (appended, fdatasync'd before the cursor moves; for Vector or Fluent Bit
+ * to tail), stdout, syslog over TCP (RFC 5424 messages, RFC 6587 octet counting), and
+ * over HTTP with libcurl: Splunk HEC and OTLP/HTTP logs (JSON), where a 2xx answer to
+ * the batch's POST is the receiver's acknowledgement.
+ * TCP has no application acknowledgement: a batch is confirmed once the peer's TCP
+ * has acknowledged every byte (SIOCOUTQ is 0) and confirm_ms has passed, so what a
+ * receiver had read but not yet stored when it died is sent again.
+ */
+#ifndef SANDGATE_JOURNAL_SINK_H
+#define SANDGATE_JOURNAL_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "common/buf.h"
+
+enum sink_kind { SINK_FILE, SINK_STDOUT, SINK_SYSLOG_TCP, SINK_HEC, SINK_OTLP_HTTP };
+enum sink_format { SINK_NATIVE, SINK_OCSF };   /* the journal's lines, or OCSF 1.8 */
+
+struct sink_settings {
+	const char *name;                 /* names the cursor file: [A-Za-z0-9_-]+ */
+	enum sink_kind kind;
+	enum sink_format format;
+	const char *path;                 /* SINK_FILE */
+	const struct sockaddr *addr;      /* SINK_SYSLOG_TCP */
+	socklen_t addr_len;
+	const char *host;                 /* syslog HOSTNAME, HEC host, OTLP host.name */
+	const char *url;                  /* SINK_HEC, SINK_OTLP_HTTP: where to POST */
+	const char *token;                /* SINK_HEC: "Authorization: Splunk TOKEN" */
+	char *const *events;              /* event types, "x.*" = prefix; none: all */
+	size_t n_events;
+	uint64_t retry_min_ms, retry_max_ms;
+	uint64_t batch_lines;
+	uint64_t confirm_ms;              /* syslog: hold before a sent batch is confirmed */
+};
+
+/*
+ * Whether a line of type event (event_len bytes) passes filters (n of them; "x.*"
+ * matches by prefix "x."). No filters pass everything; journal.checkpoint always passes.
+ */
+bool sink_filter_pass(char *const *filters, size_t n, const char *event, size_t event_len);
+
+/*
+ * Appends one RFC 6587 octet-counted RFC 5424 message for a journal line:
+ * "LEN <PRI>1 TS HOST sandgate - EVENT - MSG", TS and EVENT from the line's envelope,
+ * MSG = msg (the line itself, or its OCSF rendering). host is sanitised to printable
+ * ASCII. PRI is local0 with severity warning for alert and sensor.loss, info otherwise.
+ * Returns 0, -EINVAL when the line has no well-formed envelope, -ENOMEM (b->oom).
+ */
+int sink_syslog_frame(struct buf *b, const char *host, const char *line, size_t len,
+		      const char *msg, size_t msg_len);
+
+/*
+ * Appends one HEC event for a journal line: {"time":S.US,"host":H,"source":"sandgate",
+ * "sourcetype":T,"event":MSG}, MSG being the line (or its OCSF rendering) as JSON.
+ * Returns 0, -EINVAL (no envelope), -ENOMEM.
+ */
+int sink_hec_event(struct buf *b, const char *host, const char *line, size_t len,
+		   const char *msg, size_t msg_len, bool ocsf);
+
+/*
+ * Appends one OTLP LogRecord (JSON encoding) for a journal line: timeUnixNano from ts,
+ * severity INFO (WARN for alert and sensor.loss), body.stringValue = MSG, attributes
+ * event and seq. A comma is put first unless first. Returns 0, -EINVAL, -ENOMEM.
+ */
+int sink_otlp_record(struct buf *b, const char *line, size_t len, const char *msg,
+		     size_t msg_len, bool first);
+
+/* The OTLP ExportLogsServiceRequest around records: prefix and suffix. */
+void sink_otlp_wrap(struct buf *out, const char *host, const char *records, size_t len);
+
+struct sink;
+
+/* Copies s; loads the cursor (none: from the journal's start). 0, -EINVAL, -ENOMEM, -EIO. */
+int sink_new(struct sink **out, const char *state_dir, const struct sink_settings *s);
+
+/* tail_step_fn (journal/tail.h): delivers one batch; ctx is the sink. */
+int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms);
+
+const char *sink_name(const struct sink *s);
+
+/* libcurl's process-wide setup, once, before any HTTP sink starts (not thread-safe). */
+int sink_curl_global_init(void);
+void sink_curl_global_cleanup(void);
+
+/* Closes the transport and frees. Accepts NULL. */
+void sink_free(struct sink *s);
+
+#endif

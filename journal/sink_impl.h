@@ -1,0 +1,58 @@
+/* Internals shared by the sink's files (journal/sink*.c). */
+#ifndef SANDGATE_JOURNAL_SINK_IMPL_H
+#define SANDGATE_JOURNAL_SINK_IMPL_H
+
+#include "journal/follow.h"
+#include "journal/sink.h"
+
+struct curl_slist;
+
+#define SINK_PENDING_MAX 256
+
+/* A batch sent over TCP and not yet confirmed: the cursor after it, when it was sent. */
+struct sink_pending {
+	struct follow_cursor after;
+	uint64_t sent_ms;
+};
+
+struct sink {
+	struct sink_settings s;           /* strings below are owned copies */
+	char *name, *path, *host, **events, *url, *token;
+	void *curl;                       /* CURL *, HTTP kinds */
+	struct curl_slist *headers;
+	struct buf http;                  /* the OTLP request around a batch */
+	struct sockaddr_storage addr;
+	char journal_dir[4096];
+	char cursor_path[4096];
+	struct follow_cursor committed;   /* durable: what the receiver surely holds */
+	struct follow_cursor sent;        /* in memory: what has been written out */
+	struct sink_pending pending[SINK_PENDING_MAX];
+	size_t n_pending;
+	int fd;                           /* file or socket; -1 when closed */
+	uint64_t backoff_ms;              /* the next retry delay; 0 after a success */
+	struct buf out;                   /* the batch being built */
+	struct buf ocsf;                  /* one line's OCSF rendering (format: ocsf) */
+	uint64_t lines_sent, reconnects;
+};
+
+/* sink_cursor.c: the cursor file, "seq SEGMENT OFFSET\n", replaced atomically. */
+int sink_cursor_load(const char *path, struct follow_cursor *c);
+int sink_cursor_save(const char *path, const struct follow_cursor *c);
+
+/* sink_io.c: the transport. open: 0 or -errno; write: all of buf or -errno. */
+int sink_io_open(struct sink *k);
+int sink_io_write(struct sink *k, const char *data, size_t len);
+void sink_io_close(struct sink *k);
+/* syslog: 0 while the peer looks alive, -ECONNRESET once it has closed. */
+int sink_io_alive(struct sink *k);
+/* syslog: bytes the peer's TCP has not acknowledged yet, or -errno. */
+int sink_io_unacked(struct sink *k, int *bytes);
+
+uint64_t sink_now_ms(void);
+
+/* sink_curl.c: the HTTP transport. post: 0 on a 2xx answer, else -errno. */
+int sink_curl_open(struct sink *k);
+int sink_curl_post(struct sink *k, const char *data, size_t len);
+void sink_curl_close(struct sink *k);
+
+#endif

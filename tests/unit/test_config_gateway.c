@@ -1,0 +1,68 @@
+/* The gateway keys of the config: defaults, values, errors, the derived cgroup level. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+
+static struct sg_config *load(const char *text)
+{
+	struct sg_config *c = NULL;
+
+	if (config_load_buffer("t.yaml", text, strlen(text), &c, NULL) != 0)
+		return NULL;
+	return c;
+}
+
+static void test_defaults(void **state)
+{
+	struct sg_config *c = config_default();
+
+	(void)state;
+	assert_non_null(c);
+	assert_false(c->gateway.enabled);   /* opt-in until policies land */
+	assert_int_equal(c->gateway.mode, SG_GW_MODE_BOTH);
+	assert_int_equal(c->gateway.flow_interim_ms, 60000);
+	assert_int_equal(c->gateway.dns_timeout_ms, 5000);
+	assert_int_equal(config_cgroup_level(c), 2);
+	config_free(c);
+}
+
+static void test_values(void **state)
+{
+	struct sg_config *c = load("cgroup:\n  parent: a/b/c\ngateway:\n  enabled: true\n"
+				   "  mode: interface\n  flow_interim_interval: 90s\n"
+				   "  dns_timeout: 250ms\n");
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(c->gateway.enabled);
+	assert_int_equal(c->gateway.mode, SG_GW_MODE_INTERFACE);
+	assert_int_equal(c->gateway.flow_interim_ms, 90000);
+	assert_int_equal(c->gateway.dns_timeout_ms, 250);
+	assert_int_equal(config_cgroup_level(c), 4);
+	config_free(c);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	assert_null(load("gateway:\n  mode: bridge\n"));
+	assert_null(load("gateway:\n  enabled: maybe\n"));
+	assert_null(load("gateway:\n  flow_interim_interval: 10ms\n"));
+	assert_null(load("gateway:\n  dns_timeout: 1h\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/* The gateway's pure tables: mark -> session, name bindings, pending queries, flows. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gateway/dnsbind.h"
+#include "gateway/dnspend.h"
+#include "gateway/flowtab.h"
+#include "gateway/marktab.h"
+
+static void test_marktab(void **state)
+{
+	struct marktab *t;
+	char id[MARKTAB_ID_MAX + 1];
+	char longid[MARKTAB_ID_MAX + 2];
+
+	(void)state;
+	assert_int_equal(marktab_new(&t), 0);
+	assert_int_equal(marktab_get(t, 1, id, sizeof(id)), -ENOENT);
+	assert_int_equal(marktab_set(t, 1, "s1", "/sys/fs/cgroup/sg/s1"), 0);
+	assert_int_equal(marktab_set(t, 1 + 1024, "s1025", NULL), 0);   /* same bucket */
+	assert_int_equal(marktab_get(t, 1, id, sizeof(id)), 0);
+	assert_string_equal(id, "s1");
+	assert_int_equal(marktab_get(t, 1025, id, sizeof(id)), 0);
+	assert_string_equal(id, "s1025");
+	assert_int_equal(marktab_get(t, 1025, id, 3), -ENOSPC);
+	assert_int_equal(marktab_get_cgroup(t, 1025, id, sizeof(id)), -ENOENT);
+	assert_int_equal(marktab_get_cgroup(t, 1, id, sizeof(id)), 0);
+	assert_string_equal(id, "/sys/fs/cgroup/sg/s1");
+	/* A reused mark takes the new session's id. */
+	assert_int_equal(marktab_set(t, 1, "s2", NULL), 0);
+	assert_int_equal(marktab_get(t, 1, id, sizeof(id)), 0);
+	assert_string_equal(id, "s2");
+	assert_int_equal(marktab_count(t), 2);
+	assert_int_equal(marktab_set(t, 0, "x", NULL), -EINVAL);
+	assert_int_equal(marktab_set(t, 0x100000, "x", NULL), -EINVAL);
+	assert_int_equal(marktab_set(t, 5, "", NULL), -EINVAL);
+	memset(longid, 'a', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	assert_int_equal(marktab_set(t, 5, longid, NULL), -EINVAL);
+	assert_int_equal(marktab_del(t, 1), 0);
+	assert_int_equal(marktab_del(t, 1), -ENOENT);
+	assert_int_equal(marktab_get(t, 1, id, sizeof(id)), -ENOENT);
+	assert_int_equal(marktab_count(t), 1);
+	marktab_free(t);
+	marktab_free(NULL);
+}
+
+static void test_dnsbind(void **state)
+{
+	const uint8_t a4[4] = { 198, 18, 1, 2 }, b4[4] = { 198, 18, 1, 3 };
+	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	struct dnsbind *b;
+	char name[DNSBIND_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(dnsbind_new(0, &b), -EINVAL);
+	assert_int_equal(dnsbind_new(3, &b), 0);
+	assert_int_equal(dnsbind_add(b, 1, AF_INET, a4, "a.test", 1000), 0);
+	assert_int_equal(dnsbind_add(b, 1, AF_INET6, a6, "a.test", 1000), 0);
+	assert_int_equal(dnsbind_lookup(b, 1, AF_INET, a4, 999, name, sizeof(name)), 0);
+	assert_string_equal(name, "a.test");
+	/* Per session: session 2 never asked. */
+	assert_int_equal(dnsbind_lookup(b, 2, AF_INET, a4, 0, name, sizeof(name)), -ENOENT);
+	assert_int_equal(dnsbind_lookup(b, 1, AF_INET, b4, 0, name, sizeof(name)), -ENOENT);
+	/* The latest answer wins for a shared address. */
+	assert_int_equal(dnsbind_add(b, 1, AF_INET, a4, "b.test", 2000), 0);
+	assert_int_equal(dnsbind_lookup(b, 1, AF_INET, a4, 1500, name, sizeof(name)), 0);
+	assert_string_equal(name, "b.test");
+	assert_int_equal(dnsbind_add(b, 2, AF_INET, a4, "c.test", 500), 0);
+	assert_int_equal(dnsbind_add(b, 3, AF_INET, a4, "d.test", 500), -ENOSPC);
+	/* Expired: gone at lookup, and by the sweep. */
+	assert_int_equal(dnsbind_lookup(b, 1, AF_INET, a4, 2000, name, sizeof(name)), -ENOENT);
+	assert_int_equal(dnsbind_count(b), 2);
+	assert_int_equal(dnsbind_expire(b, 600), 1);
+	assert_int_equal(dnsbind_count(b), 1);
+	dnsbind_forget(b, 1);
+	assert_int_equal(dnsbind_count(b), 0);
+	assert_int_equal(dnsbind_add(b, 1, AF_INET, a4, "", 1), -EINVAL);
+	assert_int_equal(dnsbind_add(b, 1, 99, a4, "x.test", 1), -EINVAL);
+	dnsbind_free(b);
+	dnsbind_free(NULL);
+}
+
+static void pend_entry(struct dnspend_entry *e, uint16_t id, int64_t sent)
+{
+	memset(e, 0, sizeof(*e));
+	e->key.family = AF_INET;
+	e->key.dns_id = id;
+	e->key.cport = 40000;
+	e->key.sport = 53;
+	memcpy(e->key.client, "\xc6\x12\x01\x01", 4);
+	memcpy(e->key.server, "\xc6\x12\x01\x02", 4);
+	snprintf(e->qname, sizeof(e->qname), "q%u.test", id);
+	e->sent_ms = sent;
+}
+
+static void test_dnspend(void **state)
+{
+	struct dnspend *p;
+	struct dnspend_entry e, out;
+
+	(void)state;
+	assert_int_equal(dnspend_new(2, &p), 0);
+	pend_entry(&e, 1, 100);
+	assert_int_equal(dnspend_add(p, &e), 0);
+	e.sent_ms = 200;
+	assert_int_equal(dnspend_add(p, &e), -EEXIST);   /* retransmission keeps the first */
+	pend_entry(&e, 2, 300);
+	assert_int_equal(dnspend_add(p, &e), 0);
+	pend_entry(&e, 3, 300);
+	assert_int_equal(dnspend_add(p, &e), -ENOSPC);
+	pend_entry(&e, 1, 0);
+	e.key.tcp = true;
+	assert_int_equal(dnspend_take(p, &e.key, &out), -ENOENT);   /* other transport */
+	e.key.tcp = false;
+	assert_int_equal(dnspend_take(p, &e.key, &out), 0);
+	assert_string_equal(out.qname, "q1.test");
+	assert_int_equal(out.sent_ms, 100);
+	assert_int_equal(dnspend_pop_expired(p, 299, &out), -ENOENT);
+	assert_int_equal(dnspend_pop_expired(p, 300, &out), 0);
+	assert_string_equal(out.qname, "q2.test");
+	assert_int_equal(dnspend_count(p), 0);
+	dnspend_free(p);
+}
+
+static void key4(struct flow_key *k, uint16_t sport)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = AF_INET;
+	k->proto = IPPROTO_TCP;
+	memcpy(k->src, "\xc6\x12\x01\x01", 4);
+	memcpy(k->dst, "\xc6\x12\x01\x02", 4);
+	k->sport = sport;
+	k->dport = 443;
+}
+
+static bool drop_odd(struct flow *f, void *ctx)
+{
+	(void)ctx;
+	return f->key.sport % 2;
+}
+
+static void test_flowtab(void **state)
+{
+	struct flowtab *t;
+	struct flow_key k, rk;
+	struct flow *f, *g;
+	const uint8_t data[3] = { 1, 2, 3 };
+
+	(void)state;
+	assert_int_equal(flowtab_new(3, &t), 0);
+	key4(&k, 40001);
+	assert_null(flowtab_find(t, &k));
+	assert_int_equal(flowtab_add(t, &k, &f), 0);
+	assert_int_equal(f->uid, -1);
+	assert_int_equal(flowtab_add(t, &k, &g), -EEXIST);
+	assert_ptr_equal(f, g);
+	/* The reply direction's tuple is the reverse, and not the same flow key. */
+	flow_key_reverse(&k, &rk);
+	assert_int_equal(rk.sport, 443);
+	assert_int_equal(rk.dport, 40001);
+	assert_null(flowtab_find(t, &rk));
+	flow_key_reverse(&rk, &rk);
+	assert_ptr_equal(flowtab_find(t, &rk), f);
+	/* The stream buffer is capped. */
+	assert_int_equal(flow_buf_append(f, data, 3, 4), 0);
+	assert_int_equal(flow_buf_append(f, data, 3, 4), 0);
+	assert_int_equal(f->len, 4);
+	key4(&k, 40002);
+	assert_int_equal(flowtab_add(t, &k, &g), 0);
+	key4(&k, 40003);
+	assert_int_equal(flowtab_add(t, &k, &g), 0);
+	key4(&k, 40004);
+	assert_int_equal(flowtab_add(t, &k, &g), -ENOSPC);
+	flowtab_sweep(t, drop_odd, NULL);
+	assert_int_equal(flowtab_count(t), 1);
+	key4(&k, 40002);
+	assert_int_equal(flowtab_del(t, &k), 0);
+	assert_int_equal(flowtab_del(t, &k), -ENOENT);
+	flowtab_free(t);
+	flowtab_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_marktab),
+		cmocka_unit_test(test_dnsbind),
+		cmocka_unit_test(test_dnspend),
+		cmocka_unit_test(test_flowtab),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,133 @@
+/* OCSF 1.8 rendering (journal/ocsf.h): class, activity, type, key objects, raw_data. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "journal/ocsf.h"
+
+#define PREV "\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\""
+#define HEAD(ev) "{\"ts\":\"2026-06-29T10:04:00.123456Z\",\"seq\":9," PREV ",\"event\":\"" ev \
+		 "\",\"host\":\"h1\",\"session_id\":\"s1\",\"source\":\"kernel\""
+
+static json_t *render(const char *line)
+{
+	struct buf b;
+	json_t *o;
+
+	buf_init(&b);
+	assert_int_equal(ocsf_render(&b, line, strlen(line)), 0);
+	o = json_loadb(b.data, b.len, 0, NULL);
+	buf_free(&b);
+	assert_non_null(o);
+	/* The native line rides along, intact, for the hash chain. */
+	assert_string_equal(json_string_value(json_object_get(o, "raw_data")), line);
+	return o;
+}
+
+static const char *str_at(json_t *o, const char *a, const char *b)
+{
+	return json_string_value(json_object_get(b ? json_object_get(o, a) : o, b ? b : a));
+}
+
+static int64_t int_at(json_t *o, const char *a)
+{
+	return json_integer_value(json_object_get(o, a));
+}
+
+static void test_process(void **state)
+{
+	json_t *o = render(HEAD("process.exec") ",\"pid\":10,\"ppid\":1,\"uid\":0,\"euid\":0,"
+			   "\"cwd\":\"/\",\"exe\":\"/bin/sh\",\"cmd\":\"sh\",\"args\":[\"-c\"]}");
+
+	(void)state;
+	assert_int_equal(int_at(o, "class_uid"), 1007);
+	assert_int_equal(int_at(o, "category_uid"), 1);
+	assert_int_equal(int_at(o, "type_uid"), 100701);
+	assert_int_equal(int_at(o, "time"), 1782727440123LL);
+	assert_string_equal(str_at(json_object_get(o, "process"), "file", "path"), "/bin/sh");
+	assert_string_equal(str_at(o, "metadata", "version"), "1.8.0");
+	assert_string_equal(str_at(json_object_get(o, "actor"), "session", "uid"), "s1");
+	assert_string_equal(str_at(json_object_get(o, "actor"), "user", "uid"), "0");
+	assert_string_equal(str_at(o, "unmapped", "cmd"), "sh");
+	json_decref(o);
+}
+
+static void test_network_and_dns(void **state)
+{
+	json_t *o = render(HEAD("net.connect") ",\"proto\":\"tcp\",\"src\":{\"ip\":\"198.18.0.2\","
+			   "\"port\":4000},\"dst\":{\"ip\":\"198.18.2.20\",\"port\":443},"
+			   "\"domain\":\"evil.test\",\"sni\":\"evil.test\",\"verdict\":\"blocked\"}");
+
+	(void)state;
+	assert_int_equal(int_at(o, "class_uid"), 4001);
+	assert_int_equal(int_at(o, "activity_id"), 5);
+	assert_int_equal(int_at(o, "type_uid"), 400105);
+	assert_int_equal(int_at(o, "disposition_id"), 2);
+	assert_string_equal(str_at(o, "dst_endpoint", "hostname"), "evil.test");
+	assert_string_equal(str_at(o, "tls", "sni"), "evil.test");
+	json_decref(o);
+	o = render(HEAD("net.dns") ",\"qname\":\"a.test\",\"qtype\":\"A\",\"rcode\":\"NOERROR\","
+		   "\"answers\":[{\"type\":\"A\",\"data\":\"198.18.0.9\",\"ttl\":60}],"
+		   "\"verdict\":\"allowed\"}");
+	assert_int_equal(int_at(o, "class_uid"), 4003);
+	assert_string_equal(str_at(o, "query", "hostname"), "a.test");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		json_object_get(o, "answers"), 0), "rdata")), "198.18.0.9");
+	assert_int_equal(int_at(o, "disposition_id"), 1);
+	json_decref(o);
+}
+
+static void test_other_classes(void **state)
+{
+	json_t *o = render(HEAD("alert") ",\"rule\":\"r1\",\"severity\":\"high\","
+			   "\"summary\":\"bad\",\"refs\":[1,2]}");
+
+	(void)state;
+	assert_int_equal(int_at(o, "class_uid"), 2004);
+	assert_int_equal(int_at(o, "severity_id"), 4);
+	assert_string_equal(str_at(o, "finding_info", "title"), "bad");
+	json_decref(o);
+	o = render(HEAD("package.install") ",\"manager\":\"pip\",\"name\":\"requests\","
+		   "\"resolved_version\":\"2.31.0\",\"source\":\"https://pypi.org/simple\"}");
+	assert_int_equal(int_at(o, "class_uid"), 6002);
+	assert_string_equal(str_at(o, "app", "version"), "2.31.0");
+	json_decref(o);
+	o = render(HEAD("file.rename") ",\"path\":\"/a\",\"new_path\":\"/b\",\"pid\":1,\"uid\":5}");
+	assert_int_equal(int_at(o, "type_uid"), 100105);
+	assert_string_equal(str_at(o, "file_result", "path"), "/b");
+	json_decref(o);
+	o = render(HEAD("journal.heartbeat") ",\"next_seq\":10}");
+	assert_int_equal(int_at(o, "class_uid"), 0);
+	assert_int_equal(int_at(o, "type_uid"), 99);
+	json_decref(o);
+}
+
+static void test_not_a_line(void **state)
+{
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(ocsf_render(&b, "{}", 2), -EINVAL);
+	assert_int_equal(ocsf_render(&b, HEAD("x"), strlen(HEAD("x"))), -EINVAL);
+	buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_process),
+		cmocka_unit_test(test_network_and_dns),
+		cmocka_unit_test(test_other_classes),
+		cmocka_unit_test(test_not_a_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
