@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "attribution/attribution.h"
 #include "attribution/registry_int.h"
 
@@ -194,33 +195,6 @@ int session_from_json(const json_t *o, struct session **out)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 int sessions_save(struct session_reg *r, const struct session *s)
 {
 	char tmp[1024], path[1024], *text;
@@ -240,9 +214,9 @@ int sessions_save(struct session_reg *r, const struct session *s)
 		free(text);
 		return -errno;
 	}
-	ret = write_all(fd, text, strlen(text));
+	ret = fd_write_all(fd, text, strlen(text));
 	if (ret == 0)
-		ret = write_all(fd, "\n", 1);
+		ret = fd_write_all(fd, "\n", 1);
 	if (ret == 0 && fsync(fd) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && ret == 0)
@@ -253,7 +227,7 @@ int sessions_save(struct session_reg *r, const struct session *s)
 	if (ret)
 		unlink(tmp);
 	else if (!existed)
-		ret = fsync_dir(r->dir);
+		ret = dir_fsync(r->dir);
 	free(text);
 	return ret;
 }

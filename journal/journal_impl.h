@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "journal/journal.h"
 #include "journal/merkle.h"
 #include "journal/note.h"
@@ -118,7 +119,6 @@ int segment_open_new(struct journal *j, uint64_t first_seq);
 int journal_flush(struct journal *j);
 int state_save(const char *dir, const struct journal_state *st);
 int state_load(const char *dir, struct journal_state *st);
-int dir_fsync(const char *dir);
 int checkpoints_read_last(const char *dir, char **note);
 
 /* recover.c */

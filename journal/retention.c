@@ -8,26 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "journal/journal_impl.h"
 #include "journal/retention_impl.h"
-
-int retention_write_atomic(const char *path, const char *text, size_t len)
-{
-	char tmp[8300];
-	int fd, ret = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
-		ret = errno ? -errno : -EIO;
-	if (close(fd) < 0 && ret == 0)
-		ret = -errno;
-	if (ret == 0 && rename(tmp, path) < 0)
-		ret = -errno;
-	return ret;
-}
 
 bool retention_held(const struct retention_settings *s, json_t *sessions)
 {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "journal/envelope.h"
 #include "journal/retention_impl.h"
 #include "journal/zseek.h"
@@ -147,20 +148,8 @@ static int write_manifest(struct retention_run *r, const char *name, const struc
 	if (!text)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%s.manifest.json", r->cold_dir, name);
-	ret = retention_write_atomic(path, text, strlen(text));
+	ret = file_replace_atomic(path, text, strlen(text), 0600);
 	free(text);
-	return ret;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
 	return ret;
 }
 
@@ -179,13 +168,13 @@ static int move_cold(struct retention_run *r, const char *name, uint64_t seg,
 	if (ret == 0)
 		ret = write_manifest(r, name, sc, data, len, (uint64_t)st.st_size);
 	if (ret == 0)
-		ret = fsync_dir(r->cold_dir);
+		ret = dir_fsync(r->cold_dir);
 	if (ret == 0 && r->db)
 		ret = index_db_mark_cold(r->db, seg);
 	if (ret == 0 && unlink(hot) < 0)
 		ret = -errno;
 	if (ret == 0)
-		ret = fsync_dir(r->journal_dir);
+		ret = dir_fsync(r->journal_dir);
 	if (ret == 0 && r->fn) {
 		struct retention_item it = {
 			.segment = name, .first_seq = sc->first_seq, .last_seq = sc->last_seq,

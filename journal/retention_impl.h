@@ -22,7 +22,5 @@ int retention_archive_one(struct retention_run *r, const char *name, uint64_t se
 /* retention.c: whether the manifest's sessions fall under a legal hold. */
 bool retention_held(const struct retention_settings *s, json_t *sessions);
 
-/* retention.c: writes text to path atomically (tmp, fsync, rename). 0 or -errno. */
-int retention_write_atomic(const char *path, const char *text, size_t len);
 
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "journal/journal_impl.h"
 
 uint64_t journal_now_ms(void)
@@ -80,19 +81,6 @@ out:
 	return 0;
 }
 
-int dir_fsync(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 int segment_open_new(struct journal *j, uint64_t first_seq)
 {
 	char path[JOURNAL_PATH_MAX];
@@ -151,22 +139,6 @@ int journal_flush(struct journal *j)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ENOSPC;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void state_format(struct buf *b, const struct journal_state *st)
 {
 	int i;
@@ -185,34 +157,14 @@ static void state_format(struct buf *b, const struct journal_state *st)
 /* Atomic replace: a crash leaves the old state or the new one, never a mix. */
 int state_save(const char *dir, const struct journal_state *st)
 {
-	char tmp[JOURNAL_PATH_MAX], path[JOURNAL_PATH_MAX];
+	char path[JOURNAL_PATH_MAX];
 	struct buf b;
-	int fd, ret;
+	int ret;
 
 	buf_init(&b);
 	state_format(&b, st);
-	if (b.oom) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/state.tmp", dir);
 	snprintf(path, sizeof(path), "%s/state", dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = write_all(fd, b.data, b.len);
-	if (ret == 0 && fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	if (ret == 0 && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret == 0)
-		ret = dir_fsync(dir);
-	if (ret)
-		unlink(tmp);
-out:
+	ret = b.oom ? -ENOMEM : file_replace_atomic(path, b.data, b.len, 0600);
 	buf_free(&b);
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "journal/zseek.h"
 
 #define SKIPPABLE_MAGIC 0x184D2A5Eu
@@ -68,21 +69,6 @@ static int encode(struct buf *out, const char *data, size_t len, int level)
 	return out->oom ? -ENOMEM : 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int zseek_write_file(const char *path, const void *data, size_t len, int level)
 {
 	char tmp[4200];
@@ -96,7 +82,7 @@ int zseek_write_file(const char *path, const void *data, size_t len, int level)
 	if (ret == 0 && fd < 0)
 		ret = -errno;
 	if (ret == 0)
-		ret = write_all(fd, out.data, out.len);
+		ret = fd_write_all(fd, out.data, out.len);
 	if (ret == 0 && fsync(fd) < 0)
 		ret = -errno;
 	if (fd >= 0 && close(fd) < 0 && ret == 0)

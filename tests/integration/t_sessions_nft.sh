@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sessions and the gateway's maps: every session's cgroup id (and --iface) is a map
 # element while it lives and is gone after cleanup; many sessions leave no element
-# behind; a restart re-installs the ruleset with the elements of the live sessions.
+# behind (1000 by default); a restart re-installs the ruleset with the elements of the
+# live sessions.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 require_root
@@ -22,7 +23,7 @@ elements() { # elements MAP: how many elements the map holds in the lab namespac
 		jq '[.nftables[] | select(.map) | .map.elem // [] | length] | add // 0'
 }
 
-N=${SANDGATE_NFT_SESSIONS:-200}
+N=${SANDGATE_NFT_SESSIONS:-1000}
 for ((i = 0; i < N; i++)); do sg session create --id "n$i" >/dev/null || break; done
 check "$N sessions create $N cgroup map elements" test "$(elements cgroup_sessions)" -eq "$N"
 id0=$(stat -c %i "$CG2/$SG_PARENT/n0")
