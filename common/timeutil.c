@@ -55,6 +55,24 @@ uint64_t time_mono_ns(void)
 	return (uint64_t)ts_ns(&t);
 }
 
+int64_t time_mono_ms(void)
+{
+	return (int64_t)(time_mono_ns() / 1000000);
+}
+
+int64_t time_mono_us(void)
+{
+	return (int64_t)(time_mono_ns() / 1000);
+}
+
+int64_t time_wall_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ts_ns(&t) / 1000;
+}
+
 /* realtime - clk, from the tightest of several bracketing samples. */
 static int64_t clock_offset(clockid_t clk)
 {

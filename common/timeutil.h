@@ -26,6 +26,10 @@ void time_mono_to_real(uint64_t mono_ns, struct timespec *out);
 void time_boot_to_real(uint64_t boot_ns, struct timespec *out);
 
 uint64_t time_mono_ns(void);
+/* CLOCK_MONOTONIC in ms and µs, for deadlines and durations; CLOCK_REALTIME in µs. */
+int64_t time_mono_ms(void);
+int64_t time_mono_us(void);
+int64_t time_wall_us(void);
 int64_t time_ns_diff(const struct timespec *a, const struct timespec *b);   /* a - b */
 
 #endif

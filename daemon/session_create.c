@@ -240,7 +240,7 @@ static int commit(struct sessions *ss, struct session *s, char *err, size_t errl
 		snprintf(err, errlen, "cannot add the nft elements: %s", strerror(-ret));
 		goto undo_cg;
 	}
-	s->created_us = now_us();
+	s->created_us = time_wall_us();
 	ret = sessions_save(ss->reg, s);
 	if (ret == 0)
 		ret = sess_watch(ss, s);

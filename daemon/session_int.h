@@ -7,6 +7,7 @@
 #define SANDGATE_DAEMON_SESSION_INT_H
 
 #include "attribution/attribution.h"
+#include "common/timeutil.h"
 #include "daemon/daemon.h"
 #include "journal/event.h"
 
@@ -39,8 +40,6 @@ void actor_from(struct actor *a, const struct control_peer *peer,
 void event_actor(struct event *e, const struct actor *a);
 
 /* Wall clock in microseconds; monotonic in milliseconds. */
-int64_t now_us(void);
-int64_t now_ms(void);
 
 /* ---- transitions (daemon/session_ops.c) ---------------------------------------------- */
 

@@ -13,22 +13,6 @@
 #include "common/log.h"
 #include "daemon/session_int.h"
 
-int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void actor_from(struct actor *a, const struct control_peer *peer,
 		const struct control_request *req)
 {
@@ -147,7 +131,7 @@ static int set_ended(struct session *s, const char *reason)
 	free(s->end_reason);
 	s->end_reason = r;
 	s->state = SESSION_TERMINATED;
-	s->ended_us = now_us();
+	s->ended_us = time_wall_us();
 	s->end_due_ms = 0;
 	if (s->last_exit >= 0)
 		s->exit_status = s->last_exit;

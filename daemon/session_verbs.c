@@ -87,7 +87,7 @@ static int verb_start(void *ctx, const struct control_peer *peer,
 	if (s->state != SESSION_CREATED)
 		return refuse(s, "start", "only a created session can start", err, errlen);
 	s->state = SESSION_RUNNING;
-	s->started_us = now_us();
+	s->started_us = time_wall_us();
 	ret = sessions_save(ss->reg, s);
 	if (ret) {
 		s->state = SESSION_CREATED;

@@ -41,7 +41,7 @@ static int set_lost(struct session *s)
 	free(s->end_reason);
 	s->end_reason = r;
 	s->state = SESSION_TERMINATED;
-	s->ended_us = now_us();
+	s->ended_us = time_wall_us();
 	return 0;
 }
 
@@ -94,7 +94,7 @@ static void on_inotify(struct loop *l, int fd, uint32_t events, void *ctx)
 				s->populated = true;
 				s->end_due_ms = 0;
 			} else if (s->populated && !s->end_due_ms) {
-				s->end_due_ms = now_ms() + SESSION_END_GRACE_MS;
+				s->end_due_ms = time_mono_ms() + SESSION_END_GRACE_MS;
 			}
 		}
 	}
@@ -123,7 +123,7 @@ static void tick_one(struct sessions *ss, struct session *s, int64_t ms, int64_t
 static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 {
 	struct sessions *ss = ctx;
-	int64_t ms = now_ms(), us = now_us();
+	int64_t ms = time_mono_ms(), us = time_wall_us();
 	uint64_t expirations;
 	size_t i;
 

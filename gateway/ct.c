@@ -163,7 +163,7 @@ static void expire_dns(struct gateway *g, int64_t now)
 static void on_tick(struct ct_ctx *c)
 {
 	uint64_t n;
-	int64_t now = gw_now_ms(), period;
+	int64_t now = time_mono_ms(), period;
 
 	if (read(c->tfd, &n, sizeof(n)) != sizeof(n))
 		return;
@@ -228,7 +228,7 @@ void *gw_ct_main(void *arg)
 		log_errno(ret, "gateway: conntrack");
 	gw_started(c.g, &c.g->ct_start_err, ret);
 	if (ret == 0) {
-		c.next_dump_ms = gw_now_ms() + 1000;
+		c.next_dump_ms = time_mono_ms() + 1000;
 		ret = ct_loop(&c);
 		if (ret)
 			log_errno(ret, "gateway: conntrack thread stopped (net.flow lost)");

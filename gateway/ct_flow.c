@@ -60,7 +60,7 @@ static void duration(struct event *e, const struct nf_conntrack *ct, const struc
 		b = nfct_get_attr_u64(ct, ATTR_TIMESTAMP_STOP);
 		event_uint(e, "duration_ms", b > a ? (b - a) / 1000000 : 0);
 	} else if (f) {
-		event_int(e, "duration_ms", gw_now_ms() - f->start_ms);
+		event_int(e, "duration_ms", time_mono_ms() - f->start_ms);
 	} else {
 		event_null(e, "duration_ms");
 	}
@@ -131,7 +131,7 @@ int gw_ct_on_dump(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void
 {
 	struct gw_dump *d = data;
 	struct gateway *g = d->g;
-	int64_t now = gw_now_ms();
+	int64_t now = time_mono_ms();
 	struct flow_key k;
 	struct event *e = NULL;
 	struct flow *f;
@@ -160,7 +160,7 @@ static bool gone(struct flow *f, void *ctx)
 {
 	struct gw_dump *d = ctx;
 
-	if (f->gen == d->gen || gw_now_ms() - f->start_ms < GW_CT_GRACE_MS)
+	if (f->gen == d->gen || time_mono_ms() - f->start_ms < GW_CT_GRACE_MS)
 		return false;
 	/* It was in an earlier dump, so conntrack had it: its end was missed. */
 	if (f->gen != 0)

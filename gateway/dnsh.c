@@ -69,14 +69,14 @@ static void entry_base(struct dnspend_entry *q, const struct gw_meta *m, const c
 	snprintf(q->sid, sizeof(q->sid), "%s", sid);
 	q->uid = m->uid;
 	q->pid = m->pid;
-	q->sent_ms = gw_now_ms();
+	q->sent_ms = time_mono_ms();
 	clock_gettime(CLOCK_REALTIME, &q->sent_wall);
 }
 
 static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d)
 {
 	char name[DNSBIND_NAME_MAX];
-	int64_t now = gw_now_ms(), ttl;
+	int64_t now = time_mono_ms(), ttl;
 
 	if (d->rcode != DNS_RCODE_NOERROR || d->n_addrs == 0 ||
 	    dns_name_normalize(d->qname, name, sizeof(name)) != 0)
@@ -130,7 +130,7 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 	}
 	bind_answer(g, m->mark, d);
 	gw_evlist_push(l, gw_ev_dns(&q, d, tcp ? "tcp" : "udp", status, "no_policy",
-				    gw_now_ms()));
+				    time_mono_ms()));
 }
 
 static void on_malformed(struct gateway *g, const struct gw_meta *m,
@@ -144,7 +144,7 @@ static void on_malformed(struct gateway *g, const struct gw_meta *m,
 	entry_base(&q, m, sid);
 	key_of(p, query, tcp, 0, &q.key);
 	gw_evlist_push(l, gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "malformed", "malformed",
-				    gw_now_ms()));
+				    time_mono_ms()));
 }
 
 static void dns_message(struct gw_worker *w, const struct gw_meta *m,

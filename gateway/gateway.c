@@ -15,30 +15,6 @@
 
 #include "gateway/gw_int.h"
 
-int64_t gw_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t gw_wall_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int64_t gw_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 int gw_enter_netns(struct gateway *g)
 {
 	if (g->nsfd < 0)
@@ -92,7 +68,7 @@ int gateway_new(const struct gw_config *c, struct gateway **out)
 	if (!g)
 		return -ENOMEM;
 	g->cfg = *c;
-	g->flow_seq = (uint64_t)gw_wall_us();   /* ids stay unique across restarts */
+	g->flow_seq = (uint64_t)time_wall_us();   /* ids stay unique across restarts */
 	g->nsfd = g->ct_stopfd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->start_lock, NULL);

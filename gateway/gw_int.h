@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dns/dns.h"
+#include "common/timeutil.h"
 #include "gateway/dnsbind.h"
 #include "gateway/dnspend.h"
 #include "gateway/flowtab.h"
@@ -88,9 +89,6 @@ struct gw_meta {
 int gw_enter_netns(struct gateway *g);
 /* A thread reports it started (err 0) or failed. */
 void gw_started(struct gateway *g, int *slot, int err);
-int64_t gw_now_ms(void);
-int64_t gw_now_us(void);
-int64_t gw_wall_us(void);
 /* The flow key of packet p's own direction. */
 void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k);
 

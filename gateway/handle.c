@@ -50,7 +50,7 @@ static void flow_init(struct gateway *g, struct flow *f, const struct gw_meta *m
 	f->sport = p->sport;
 	f->dport = p->dport;
 	f->has_ports = p->has_ports;
-	f->start_ms = gw_now_ms();
+	f->start_ms = time_mono_ms();
 	f->last_report_ms = f->start_ms;
 	clock_gettime(CLOCK_REALTIME, &f->start_wall);
 	f->uid = m->uid;
@@ -178,7 +178,7 @@ static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 	if (pid < 0)
 		pid = pid_of(w, m, p);
 	gw_emit(w->g, gw_ev_connect(&dc->f, dc->reason, pid));
-	gw_lat_observe(w->g, gw_now_us() - m->t0_us);
+	gw_lat_observe(w->g, time_mono_us() - m->t0_us);
 }
 
 void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint32_t *mark)

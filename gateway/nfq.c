@@ -203,7 +203,7 @@ static int on_packet(struct gw_worker *w, const struct nlmsghdr *nlh)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
 	struct nfqnl_msg_packet_hdr *ph;
-	struct gw_meta m = { .uid = -1, .pid = -1, .t0_us = gw_now_us() };
+	struct gw_meta m = { .uid = -1, .pid = -1, .t0_us = time_mono_us() };
 	uint32_t mark;
 	int verdict;
 

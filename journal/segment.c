@@ -11,14 +11,12 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/timeutil.h"
 #include "journal/journal_impl.h"
 
 uint64_t journal_now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+	return (uint64_t)time_mono_ms();
 }
 
 void segment_name(uint64_t first_seq, char out[SEGMENT_NAME_LEN + 1])

@@ -9,16 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timeutil.h"
 #include "journal/sink_impl.h"
 
 #define SINK_SEND_TIMEOUT_S 5
 
 uint64_t sink_now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+	return (uint64_t)time_mono_ms();
 }
 
 /* Non-blocking connect bounded by SINK_SEND_TIMEOUT_S: a black-holed receiver must not
