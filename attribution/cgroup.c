@@ -306,7 +306,7 @@ int cg_events(const struct cg_host *h, const char *rel, bool *populated, bool *f
 {
 	char path[600], buf[256];
 	uint64_t v = 0;
-	size_t got;
+	size_t got = 0;
 	int ret;
 
 	cg_path(h, rel, "cgroup.events", path, sizeof(path));
@@ -408,7 +408,7 @@ int cg_id(const struct cg_host *h, const char *rel, uint64_t *id)
 int cg_oom_kills(const struct cg_host *h, const char *rel, unsigned v1_mask, uint64_t *n)
 {
 	char path[600], buf[1024];
-	size_t got;
+	size_t got = 0;
 	int ret;
 
 	if (v1_mask & CG_MEMORY)

@@ -99,7 +99,7 @@ static int read_proc(pid_t pid, const char *file, char *buf, size_t len, size_t 
 int proc_starttime(pid_t pid, uint64_t *start)
 {
 	char buf[1024];
-	size_t got;
+	size_t got = 0;
 	int ret = read_proc(pid, "stat", buf, sizeof(buf), &got);
 
 	return ret ? ret : proc_stat_starttime(buf, got, start);
@@ -109,7 +109,7 @@ int proc_starttime(pid_t pid, uint64_t *start)
 static int resolve(const char *prefix, pid_t pid, char *id, size_t idlen)
 {
 	char buf[4096], cg[4096];
-	size_t got;
+	size_t got = 0;
 	int ret = read_proc(pid, "cgroup", buf, sizeof(buf), &got);
 
 	if (ret == 0)

@@ -104,7 +104,7 @@ static void read_link(int dir, const char *name, char *out, bool *ok)
 static void read_status(int dir, struct exec_info *x)
 {
 	char buf[4096];
-	size_t got;
+	size_t got = 0;
 
 	x->has_ids = read_at(dir, "status", buf, sizeof(buf), &got) == 0 &&
 		     proc_status_uids(buf, got, &x->uid, &x->euid) == 0;
@@ -125,7 +125,7 @@ static void read_mntns(int dir, struct exec_info *x)
 static bool same_process(int dir, uint64_t exec_ns, struct exec_info *x)
 {
 	char buf[1024];
-	size_t got;
+	size_t got = 0;
 
 	if (read_at(dir, "stat", buf, sizeof(buf), &got) != 0 ||
 	    proc_stat_parse(buf, got, &x->st) != 0)
@@ -176,7 +176,7 @@ int proc_session_of(pid_t pid, const char *prefix, char *sid, size_t sidlen,
 {
 	char path[32], buf[4096], cg[4096];
 	struct proc_stat_info st;
-	size_t got;
+	size_t got = 0;
 	int dir, ret;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);

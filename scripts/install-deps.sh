@@ -9,7 +9,7 @@ PACKAGES=(
   # libraries (design.md, "Decisions")
   libssl-dev libjansson-dev libyaml-dev libmnl-dev libnftnl-dev
   libnetfilter-queue-dev libnetfilter-conntrack-dev libldns-dev libmicrohttpd-dev
-  libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev libnghttp2-dev
+  libsqlite3-dev libzstd-dev libcmocka-dev libidn2-dev libnghttp2-dev libmaxminddb-dev
   # kernel tools and lab peers used by the integration tests and the demo
   nftables iproute2 conntrack procps psmisc util-linux coreutils jq socat
   dnsmasq-base bind9-dnsutils
@@ -17,7 +17,19 @@ PACKAGES=(
   rsyslog sqlite3 zstd libcurl4-openssl-dev
   # gateway tests: TLS/HTTP peer, clients, certificates, raw packets
   nginx-light curl openssl python3
+  # policy tests: resolver, DoT client, GeoIP test database writer
+  unbound knot-dnsutils libmaxmind-db-writer-perl
+  # gateway bench
+  iperf3 dnsperf
+  # syslog over TLS (RFC 5425)
+  rsyslog-gnutls gnutls-bin
+  # package tests: real installers against local indexes
+  python3-pip python3-venv python3-wheel python3-setuptools dpkg-dev fakeroot
 )
+
+# npm: Debian's package, unless a Node.js that bundles its own npm is installed already
+# (NodeSource's nodejs conflicts with Debian's npm).
+command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
