@@ -72,7 +72,7 @@ struct session_limits {
 	int64_t memory;        /* bytes */
 	int64_t millicpus;     /* 1000 = one CPU */
 	int64_t pids;
-	int64_t disk;          /* bytes; recorded, not enforced (no quota backend yet) */
+	int64_t disk;          /* bytes; measured by the limits watcher (warn or kill) */
 	int64_t timeout_s;     /* seconds after start */
 };
 
@@ -110,6 +110,69 @@ int cg_pids(const struct cg_host *h, const char *rel, pid_t **pids, size_t *n);
 /* Full path of file in rel's v2 directory ("" file: the directory). */
 void cg_path(const struct cg_host *h, const char *rel, const char *file, char *out,
 	     size_t len);
+
+/* ---- resource limits: the counters behind resource.limit (limits_*.c) -------------- */
+
+/* Memory: v2 memory.events + memory.peak; v1 memory.oom_control, memory.failcnt,
+ * memory.max_usage_in_bytes. */
+struct cg_mem_counters {
+	uint64_t oom_kill;     /* processes the OOM killer took */
+	uint64_t max_hits;     /* v2 "max" events; v1 failcnt (charges refused at the limit) */
+	uint64_t peak;         /* bytes; 0: unknown */
+};
+
+/* cpu.stat: v2 throttled_usec, v1 throttled_time (ns, converted). */
+struct cg_cpu_counters {
+	uint64_t nr_periods, nr_throttled, throttled_us;
+};
+
+/* pids.events "max" (forks refused at pids.max, v1 and v2) and pids.peak/current. */
+struct cg_pids_counters {
+	uint64_t max_hits;
+	uint64_t peak;         /* pids.peak, else pids.current; 0: unknown */
+};
+
+/* One OOM kill as the kernel log tells it. */
+struct kmsg_oom {
+	pid_t pid;
+	char memcg[256];       /* task_memcg= of an "oom-kill:" line; "" for "Killed process" */
+	char comm[17];         /* the victim's name as logged (escaped by the kernel) */
+};
+
+/* v2 memory.events: "max" and "oom_kill" (both needed). 0, -ENOENT, -EINVAL. */
+int cg_parse_memory_events(const char *buf, size_t len, struct cg_mem_counters *c);
+/* cpu.stat of either version: nr_throttled and the throttled time. 0, -ENOENT (no
+ * bandwidth control: the cpu controller is off), -EINVAL. */
+int cg_parse_cpu_stat(const char *buf, size_t len, struct cg_cpu_counters *c);
+/* pids.events "max". 0, -ENOENT, -EINVAL. */
+int cg_parse_pids_events(const char *buf, size_t len, uint64_t *max_hits);
+/*
+ * One /dev/kmsg record ("PRI,SEQ,TS,FLAGS;text\n KEY=VAL...") about an OOM kill: the
+ * "oom-kill:...,task_memcg=PATH,task=COMM,pid=N,uid=N" summary (read from the right: a
+ * task name may hold ",pid=") or "...: Killed process N (COMM) ...". 0, -ENOENT (another
+ * message), -EINVAL (malformed).
+ */
+int kmsg_parse_oom(const char *buf, size_t len, struct kmsg_oom *out);
+
+/*
+ * The directory holding controller ctrl (CG_MEMORY...) for session cgroup rel: the v1
+ * hierarchy when v1_mask has it, else the v2 directory when the v2 root offers it.
+ * Returns 1 (v1), 0 (v2) or -ENOENT (no such controller for this session).
+ */
+int cg_ctrl_dir(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
+		char *out, size_t len);
+/* Reads the counters of rel (see the structs). 0, -ENOENT (no controller), -errno. */
+int cg_read_memory(const struct cg_host *h, const char *rel, unsigned v1_mask,
+		   struct cg_mem_counters *c);
+int cg_read_cpu(const struct cg_host *h, const char *rel, unsigned v1_mask,
+		struct cg_cpu_counters *c);
+int cg_read_pids(const struct cg_host *h, const char *rel, unsigned v1_mask,
+		 struct cg_pids_counters *c);
+/*
+ * Bytes allocated below dir (st_blocks, like du; symlinks not followed, other mounts
+ * not entered), at most max_entries entries (*truncated then). 0 or -errno.
+ */
+int dir_usage(const char *dir, size_t max_entries, uint64_t *bytes, bool *truncated);
 
 /* ---- sessions and the registry ----------------------------------------------------- */
 

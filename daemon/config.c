@@ -478,6 +478,7 @@ static const struct cfg_key top_keys[] = {
 	{ "gateway", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_gateway },
 	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_policies },
 	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_audit },
+	{ "limits", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_limits },
 	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_index },
 	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_sinks },
 	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_retention },
@@ -528,6 +529,7 @@ struct sg_config *config_default(void)
 		.dns_timeout_ms = 5 * MS_S,
 	};
 	cfg_invest_default(&c->invest);
+	cfg_limits_default(&c->limits);
 	if (default_strings(c) || cfg_policy_embedded_default(c) ||
 	    cfg_audit_default(&c->audit)) {
 		config_free(c);

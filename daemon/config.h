@@ -130,6 +130,21 @@ struct sg_audit_config {
 	size_t n_sensitive_paths;
 };
 
+/* What the limits watcher does when a session's workdir outgrows --disk. */
+enum sg_disk_action { SG_DISK_WARN, SG_DISK_KILL };
+
+/* The resource limits watcher (daemon/config_limits.c; docs/config.md "limits"). */
+struct sg_limits_config {
+	bool enabled;                 /* default true */
+	uint64_t sample_interval_ms;  /* cpu.stat (and v1 counters without notification); 1s */
+	uint64_t report_interval_ms;  /* at most one cpu/memory_max/pids report per session
+					 and limit per interval; default 10s */
+	uint64_t disk_interval_ms;    /* workdir measured against --disk; default 5s */
+	enum sg_disk_action disk_action;   /* default warn */
+	uint64_t disk_max_entries;    /* entries walked per measure; default 100000 */
+	bool kmsg;                    /* OOM victims from /dev/kmsg; default true */
+};
+
 /* ---- policies ------------------------------------------------------------------- */
 
 enum sg_rule_kind { SG_RULE_DOMAIN, SG_RULE_CIDR };
@@ -194,6 +209,7 @@ struct sg_config {
 	struct sg_journal_config journal;
 	struct sg_gateway_config gateway;
 	struct sg_audit_config audit;
+	struct sg_limits_config limits;   /* limits: (config_limits.c) */
 	struct sg_invest_config invest;   /* index:, retention:, sinks: (config_sinks.c) */
 	struct sg_policy *policies;   /* always holds one named "default" */
 	size_t n_policies;

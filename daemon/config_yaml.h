@@ -128,6 +128,11 @@ int cfg_audit(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
 int cfg_audit_default(struct sg_audit_config *a);
 void cfg_audit_free(struct sg_audit_config *a);
 
+/* The limits: section (config_limits.c): reader and defaults (nothing to free). */
+int cfg_limits(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
+	       const struct cfg_key *k);
+void cfg_limits_default(struct sg_limits_config *l);
+
 /* Resolver and address helpers shared by both files (config.c). */
 int cfg_parse_addr(const char *s, struct sg_addr *a);
 int cfg_parse_hostport(const char *s, struct sg_addr *a, uint16_t *port, bool need_port);

@@ -23,6 +23,7 @@ struct sessions {
 	struct pidcache *pids;
 	int ifd;                  /* inotify on every session's cgroup.events */
 	int tfd;                  /* SESSION_TICK_MS timer: timeouts, delayed ends */
+	struct limits *limits;    /* the resource limits watcher, or NULL (limits_watch.c) */
 	char detail_dir[512];
 	char snapshot_dir[512];
 };
@@ -57,6 +58,22 @@ void sess_save(struct sessions *ss, const struct session *s);
 /* Watches s's cgroup.events; 0 or -errno. */
 int sess_watch(struct sessions *ss, struct session *s);
 void sess_unwatch(struct sessions *ss, struct session *s);
+
+/* ---- resource limits (daemon/limits_*.c, docs/limits.md) -------------------------- */
+
+/* Starts the watcher (inotify, sample timer, /dev/kmsg) when limits.enabled. 0 or -errno. */
+int limits_init(struct sessions *ss);
+void limits_fini(struct sessions *ss);
+/* Starts/stops watching s's limit counters (from sess_watch/sess_unwatch). A failure is
+ * logged and leaves s unwatched: the session itself is not refused. */
+void limits_watch(struct sessions *ss, struct session *s);
+void limits_unwatch(struct sessions *ss, struct session *s);
+/*
+ * s is ending: reads its counters once more and reports everything pending (OOM kills
+ * with the victims known so far). Returns the OOM kills the watcher reported for s, so
+ * the caller reports only those it missed (a daemon restart in between).
+ */
+uint64_t limits_flush(struct sessions *ss, struct session *s);
 
 /* ---- nftables (daemon/session_nft.c) ---------------------------------------------- */
 

@@ -48,7 +48,10 @@ int sess_watch(struct sessions *ss, struct session *s)
 
 	cg_path(&ss->cg, s->cgroup, "cgroup.events", path, sizeof(path));
 	s->wd = inotify_add_watch(ss->ifd, path, IN_MODIFY);
-	return s->wd < 0 ? -errno : 0;
+	if (s->wd < 0)
+		return -errno;
+	limits_watch(ss, s);
+	return 0;
 }
 
 void sess_unwatch(struct sessions *ss, struct session *s)
@@ -56,6 +59,7 @@ void sess_unwatch(struct sessions *ss, struct session *s)
 	if (s->wd >= 0)
 		inotify_rm_watch(ss->ifd, s->wd);
 	s->wd = -1;
+	limits_unwatch(ss, s);
 }
 
 /* cgroup.kill is asynchronous: the processes are gone once "populated 0". */
@@ -160,6 +164,7 @@ int sess_terminate(struct sessions *ss, struct session *s, const char *reason,
 	snapshot_free(s->snap);
 	s->snap = NULL;
 	sess_save(ss, s);
+	limits_flush(ss, s);   /* what the session hit before it was killed comes first */
 	if (strcmp(reason, "timeout") == 0)
 		emit_limit(s, "timeout", (s->ended_us - s->started_us) / 1000000,
 			   s->lim.timeout_s);
@@ -169,7 +174,7 @@ int sess_terminate(struct sessions *ss, struct session *s, const char *reason,
 
 void sess_end_observed(struct sessions *ss, struct session *s)
 {
-	uint64_t ooms = 0;
+	uint64_t ooms = 0, reported = limits_flush(ss, s);
 	const char *reason = "normal";
 
 	if (cg_oom_kills(&ss->cg, s->cgroup, s->v1_mask, &ooms) == 0 && ooms > s->oom_base)
@@ -181,7 +186,9 @@ void sess_end_observed(struct sessions *ss, struct session *s)
 		return;
 	}
 	sess_save(ss, s);
-	if (strcmp(reason, "oom") == 0)
+	/* The watcher reported each kill with its victim; these are the ones it missed
+	 * (killed while the daemon was down, or no watcher). */
+	if (strcmp(reason, "oom") == 0 && ooms - s->oom_base > reported)
 		emit_limit(s, "memory_oom", -1, s->lim.memory);
 	emit_terminate(s, EVENT_SRC_KERNEL, NULL);
 }

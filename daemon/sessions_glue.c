@@ -190,6 +190,12 @@ int daemon_sessions_init(struct daemon *d)
 		ret = pidcache_new(&ss->pids, 4096);
 	if (ret == 0)
 		ret = open_watchers(ss);
+	if (ret == 0 && (ret = limits_init(ss)) < 0) {
+		/* Sessions still work without it; their limits still apply, unreported. */
+		log_errno(ret, "resource limits watcher not started");
+		limits_fini(ss);
+		ret = 0;
+	}
 	if (ret == 0)
 		ret = load_and_adopt(ss);
 	if (ret == 0)
@@ -208,6 +214,7 @@ void daemon_sessions_fini(struct daemon *d)
 	if (!ss)
 		return;
 	/* Sessions live on: their files stay, the next daemon adopts them. */
+	limits_fini(ss);
 	if (ss->ifd >= 0) {
 		loop_del(d->loop, ss->ifd);
 		close(ss->ifd);

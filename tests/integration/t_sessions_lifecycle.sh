@@ -114,7 +114,9 @@ if [ -d /sys/fs/cgroup/memory/$SG_PARENT ] || grep -qw memory "$CG2/cgroup.contr
 	sgrun --session s5 -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo ${#x}' >/dev/null 2>&1
 	wait_for "the OOM end" 5 sh -c "'$BIN/sandgate' session show s5 --control '$SG_SOCK' | jq -e '.state == \"terminated\"' >/dev/null"
 	jcheck "reason oom" "$(ev session.terminate s5)" '.reason == "oom"'
-	jcheck "resource.limit memory_oom" "$(ev resource.limit s5)" '.limit == "memory_oom" and .configured == 16777216'
+	# memory_max reports come with it now: pick the OOM one (docs/limits.md)
+	jcheck "resource.limit memory_oom" "$(ev resource.limit s5 | jq -c 'select(.limit == "memory_oom")')" \
+		'.limit == "memory_oom" and .configured == 16777216'
 fi
 
 # ---- run: uid, cwd, stdin passes through ------------------------------------------------

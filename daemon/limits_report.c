@@ -1,0 +1,261 @@
+/*
+ * resource.limit: what rose in a session's counters, reported at a bounded rate (one
+ * event per session and limit per report_interval, carrying the counts of the whole
+ * window), OOM kills matched with their victim from the kernel log, and the disk quota.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "daemon/limits_int.h"
+
+struct lim_report {
+	const char *limit, *action;
+	int64_t measured;          /* < 0: null */
+	int64_t configured;        /* <= 0: null */
+	pid_t pid;                 /* 0: null */
+	int64_t count;             /* < 0: null */
+	int64_t window_ms;         /* < 0: null */
+};
+
+static void emit(const struct session *s, const struct lim_report *r, const char *comm,
+		 int truncated)
+{
+	struct event *e = event_new("resource.limit", s->id, EVENT_SRC_KERNEL);
+
+	if (!e)
+		return;
+	event_str(e, "limit", r->limit);
+	if (r->measured >= 0)
+		event_int(e, "measured", r->measured);
+	else
+		event_null(e, "measured");
+	if (strcmp(r->limit, "cpu_throttle") == 0 && s->lim.millicpus > 0)
+		event_double(e, "configured", (double)s->lim.millicpus / 1000.0);
+	else if (r->configured > 0)
+		event_int(e, "configured", r->configured);
+	else
+		event_null(e, "configured");
+	event_str(e, "action", r->action);
+	if (r->pid > 0)
+		event_int(e, "pid", r->pid);
+	else
+		event_null(e, "pid");
+	if (r->count >= 0)
+		event_int(e, "count", r->count);
+	else
+		event_null(e, "count");
+	if (r->window_ms >= 0)
+		event_int(e, "window_ms", r->window_ms);
+	else
+		event_null(e, "window_ms");
+	if (strcmp(r->limit, "memory_oom") == 0)
+		event_str(e, "comm", comm);
+	if (truncated >= 0) {
+		event_bool(e, "truncated", truncated);
+		e->source = EVENT_SRC_SANDGATE;
+	}
+	if (event_emit(e))
+		log_warnx("session %s: resource.limit %s not recorded", s->id, r->limit);
+}
+
+/* A counter that went down was reset (cgroup re-created): count from the new value. */
+static uint64_t rose(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+static void acc_add(struct lim_acc *a, uint64_t count, uint64_t amount, int64_t since)
+{
+	if (!count)
+		return;
+	if (!a->count)
+		a->since_ms = since;
+	a->count += count;
+	a->amount += amount;
+}
+
+void lim_sample_memory(struct limits *L, struct lim_entry *e, int64_t now)
+{
+	struct cg_mem_counters c;
+	uint64_t kills;
+	int ret;
+
+	if (!e->have_mem)
+		return;
+	ret = cg_read_memory(&L->ss->cg, e->s->cgroup, e->s->v1_mask, &c);
+	if (ret) {
+		log_debug("session %s: memory counters unreadable: %s", e->s->id, strerror(-ret));
+		return;
+	}
+	kills = rose(c.oom_kill, e->mem.oom_kill);
+	if (kills && !e->oom_pending)
+		e->oom_due_ms = now + LIMITS_OOM_WAIT_MS;
+	e->oom_pending += kills;
+	acc_add(&e->acc_mem, rose(c.max_hits, e->mem.max_hits), 0, e->last_sample_ms);
+	e->mem = c;
+}
+
+void lim_sample_pids(struct limits *L, struct lim_entry *e, int64_t now)
+{
+	struct cg_pids_counters c = { 0, 0 };
+	int ret;
+
+	(void)now;
+	if (!e->have_pids)
+		return;
+	ret = cg_read_pids(&L->ss->cg, e->s->cgroup, e->s->v1_mask, &c);
+	if (ret) {
+		log_debug("session %s: pids counters unreadable: %s", e->s->id, strerror(-ret));
+		return;
+	}
+	acc_add(&e->acc_pids, rose(c.max_hits, e->pids.max_hits), 0, e->last_sample_ms);
+	e->pids = c;
+}
+
+void lim_sample_cpu(struct limits *L, struct lim_entry *e, int64_t now)
+{
+	struct cg_cpu_counters c;
+	int ret;
+
+	(void)now;
+	if (!e->have_cpu)
+		return;
+	ret = cg_read_cpu(&L->ss->cg, e->s->cgroup, e->s->v1_mask, &c);
+	if (ret) {
+		log_debug("session %s: cpu.stat unreadable: %s", e->s->id, strerror(-ret));
+		return;
+	}
+	acc_add(&e->acc_cpu, rose(c.nr_throttled, e->cpu.nr_throttled),
+		rose(c.throttled_us, e->cpu.throttled_us), e->last_sample_ms);
+	e->cpu = c;
+}
+
+/* One bounded report: nothing counted, or the last one too recent, means no event. */
+static void report_acc(struct lim_entry *e, struct lim_acc *a, const char *limit,
+		       int64_t measured, int64_t configured, int64_t now, int64_t interval,
+		       bool force)
+{
+	struct lim_report r = { limit, "throttle", measured, configured, 0, 0, 0 };
+
+	if (!a->count || (!force && a->last_report_ms && now - a->last_report_ms < interval))
+		return;
+	r.count = (int64_t)a->count;
+	r.window_ms = a->since_ms ? now - a->since_ms : -1;
+	if (strcmp(limit, "cpu_throttle") == 0)
+		r.measured = (int64_t)a->amount;
+	emit(e->s, &r, NULL, -1);
+	a->count = a->amount = 0;
+	a->since_ms = 0;
+	a->last_report_ms = now;
+}
+
+/* True when memcg (a v1 or v2 path, same relative layout) lies in session cgroup cg. */
+static bool in_cgroup(const char *memcg, const char *cg)
+{
+	size_t n = strlen(cg);
+
+	return strncmp(memcg, cg, n) == 0 && (memcg[n] == '\0' || memcg[n] == '/');
+}
+
+/*
+ * The victim of one of e's kills: a logged kill in its cgroup; else, when e is the only
+ * session waiting for one, a "Killed process" line without a cgroup (the summary line
+ * is rate-limited by the kernel, that one is not).
+ */
+static struct lim_victim *find_victim(struct limits *L, const struct lim_entry *e,
+				      int64_t now)
+{
+	struct lim_victim *anon = NULL;
+	size_t i, waiting = 0;
+
+	for (i = 0; i < L->n; i++)
+		waiting += L->v[i]->oom_pending > 0;
+	for (i = 0; i < LIMITS_VICTIMS; i++) {
+		struct lim_victim *v = &L->victims[i];
+
+		if (v->claimed || !v->k.pid || now - v->at_ms > LIMITS_VICTIM_TTL_MS)
+			continue;
+		if (v->k.memcg[0] && in_cgroup(v->k.memcg, e->s->cgroup))
+			return v;
+		if (!v->k.memcg[0] && !anon && waiting == 1)
+			anon = v;
+	}
+	return anon;
+}
+
+static void report_ooms(struct limits *L, struct lim_entry *e, int64_t now, bool force)
+{
+	struct lim_report r = { "memory_oom", "kill", 0, e->s->lim.memory, 0, 1, -1 };
+	struct lim_victim *v;
+
+	r.measured = e->mem.peak ? (int64_t)e->mem.peak : -1;
+	while (e->oom_pending) {
+		v = find_victim(L, e, now);
+		if (!v && !force && now < e->oom_due_ms)
+			return;   /* its log line may still be on the way */
+		r.pid = v ? v->k.pid : 0;
+		if (v)
+			v->claimed = true;
+		emit(e->s, &r, v ? v->k.comm : NULL, -1);
+		e->oom_pending--;
+		e->oom_reported++;
+	}
+}
+
+void lim_report_due(struct limits *L, struct lim_entry *e, int64_t now, bool force)
+{
+	int64_t iv = (int64_t)L->cfg->report_interval_ms;
+
+	report_acc(e, &e->acc_mem, "memory_max", e->mem.peak ? (int64_t)e->mem.peak : -1,
+		   e->s->lim.memory, now, iv, force);
+	report_acc(e, &e->acc_pids, "pids_max", e->pids.peak ? (int64_t)e->pids.peak : -1,
+		   e->s->lim.pids, now, iv, force);
+	report_acc(e, &e->acc_cpu, "cpu_throttle", -1, 0, now, iv, force);
+	report_ooms(L, e, now, force);
+}
+
+void lim_add_victim(struct limits *L, const struct kmsg_oom *k, int64_t now)
+{
+	size_t last = (L->next_victim + LIMITS_VICTIMS - 1) % LIMITS_VICTIMS;
+	struct lim_victim *prev = &L->victims[last];
+
+	/* The summary and the "Killed process" line name the same kill: keep the first. */
+	if (prev->k.pid == k->pid && now - prev->at_ms <= LIMITS_VICTIM_TTL_MS)
+		return;
+	L->victims[L->next_victim] = (struct lim_victim){ *k, now, false };
+	L->next_victim = (L->next_victim + 1) % LIMITS_VICTIMS;
+}
+
+void lim_check_disk(struct limits *L, struct lim_entry *e, int64_t now)
+{
+	struct session *s = e->s;
+	struct lim_report r = { "disk_quota", "warn", 0, s->lim.disk, 0, -1, -1 };
+	bool truncated = false, kill = L->cfg->disk_action == SG_DISK_KILL;
+	uint64_t bytes = 0;
+	char err[256];
+	int ret;
+
+	if (s->lim.disk <= 0 || !s->workdir || now < e->disk_due_ms)
+		return;
+	e->disk_due_ms = now + (int64_t)L->cfg->disk_interval_ms;
+	ret = dir_usage(s->workdir, L->cfg->disk_max_entries, &bytes, &truncated);
+	if (ret) {
+		log_errno(ret, "session %s: cannot measure %s", s->id, s->workdir);
+		return;
+	}
+	if (bytes <= (uint64_t)s->lim.disk) {
+		e->disk_over = false;   /* back under: the next crossing is reported again */
+		return;
+	}
+	if (e->disk_over)
+		return;
+	e->disk_over = true;
+	r.measured = (int64_t)bytes;
+	r.action = kill ? "kill" : "warn";
+	emit(s, &r, NULL, truncated);
+	if (kill && sess_terminate(L->ss, s, "disk_quota", NULL, EVENT_SRC_SANDGATE, err,
+				   sizeof(err)))
+		log_warnx("%s", err);
+}

@@ -1,0 +1,354 @@
+/*
+ * The resource limits watcher: per session, the event files the kernel announces are
+ * watched (v2 memory.events and pids.events with inotify, v1 memory.oom_control with an
+ * eventfd through cgroup.event_control); cpu.stat, and the v1 counters the kernel does
+ * not announce (memory.failcnt, pids.events: no inotify on v1, measured), are read every
+ * sample_interval; OOM victims come from the kernel log (/dev/kmsg). docs/limits.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "daemon/limits_int.h"
+
+static struct lim_entry *find_entry(struct limits *L, const struct session *s, size_t *at)
+{
+	size_t i;
+
+	for (i = 0; i < L->n; i++) {
+		if (L->v[i]->s == s) {
+			if (at)
+				*at = i;
+			return L->v[i];
+		}
+	}
+	return NULL;
+}
+
+static bool live(const struct session *s)
+{
+	return s->state == SESSION_RUNNING || s->state == SESSION_PAUSED;
+}
+
+static void on_efd(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct lim_entry *e = ctx;
+	int64_t now = time_mono_ms();
+	uint64_t n;
+
+	(void)l;
+	(void)events;
+	/* Also signalled when the cgroup is removed: the counters tell which it was. */
+	if (read(fd, &n, sizeof(n)) != sizeof(n) || !live(e->s))
+		return;
+	lim_sample_memory(e->L, e, now);
+	lim_report_due(e->L, e, now, false);
+}
+
+/* v1: an eventfd the kernel signals on every OOM in the memory cgroup. */
+static int watch_v1_oom(struct limits *L, struct lim_entry *e, const char *dir)
+{
+	char path[700], line[64];
+	int cfd, wfd, n, ret = 0;
+
+	e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (e->efd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/memory.oom_control", dir);
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", dir);
+	wfd = open(path, O_WRONLY | O_CLOEXEC);
+	n = snprintf(line, sizeof(line), "%d %d", e->efd, cfd);
+	if (cfd < 0 || wfd < 0 || write(wfd, line, (size_t)n) != n)
+		ret = -errno;
+	if (cfd >= 0)
+		close(cfd);
+	if (wfd >= 0)
+		close(wfd);
+	if (ret == 0)
+		ret = loop_add(L->ss->d->loop, e->efd, EPOLLIN, on_efd, e);
+	if (ret) {
+		close(e->efd);
+		e->efd = -1;
+	}
+	return ret;
+}
+
+static int watch_v2_file(struct limits *L, const char *dir, const char *file, int *wd)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	*wd = inotify_add_watch(L->ifd, path, IN_MODIFY);
+	return *wd < 0 ? -errno : 0;
+}
+
+/* Which controllers s has, where, and a first reading of each (the baseline). */
+static int setup_entry(struct limits *L, struct lim_entry *e)
+{
+	const struct session *s = e->s;
+	char dir[600];
+	int v1, ret = 0;
+
+	v1 = cg_ctrl_dir(&L->ss->cg, s->cgroup, s->v1_mask, CG_MEMORY, dir, sizeof(dir));
+	e->have_mem = v1 >= 0 && cg_read_memory(&L->ss->cg, s->cgroup, s->v1_mask, &e->mem) == 0;
+	e->mem_v1 = v1 == 1;
+	if (e->have_mem)
+		ret = v1 ? watch_v1_oom(L, e, dir) : watch_v2_file(L, dir, "memory.events",
+								     &e->wd_mem);
+	v1 = cg_ctrl_dir(&L->ss->cg, s->cgroup, s->v1_mask, CG_PIDS, dir, sizeof(dir));
+	e->have_pids = v1 >= 0 && cg_read_pids(&L->ss->cg, s->cgroup, s->v1_mask, &e->pids) == 0;
+	e->pids_v1 = v1 == 1;
+	if (ret == 0 && e->have_pids && !v1)
+		ret = watch_v2_file(L, dir, "pids.events", &e->wd_pids);
+	e->have_cpu = cg_read_cpu(&L->ss->cg, s->cgroup, s->v1_mask, &e->cpu) == 0;
+	e->last_sample_ms = time_mono_ms();
+	return ret;
+}
+
+static void drop_entry(struct limits *L, size_t at)
+{
+	struct lim_entry *e = L->v[at];
+
+	if (e->efd >= 0) {
+		loop_del(L->ss->d->loop, e->efd);
+		close(e->efd);
+	}
+	if (e->wd_mem >= 0)
+		inotify_rm_watch(L->ifd, e->wd_mem);
+	if (e->wd_pids >= 0)
+		inotify_rm_watch(L->ifd, e->wd_pids);
+	free(e);
+	L->v[at] = L->v[L->n - 1];
+	L->n--;
+}
+
+static int grow(struct limits *L)
+{
+	struct lim_entry **v;
+	size_t cap = L->cap ? L->cap * 2 : 16;
+
+	v = realloc(L->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	L->v = v;
+	L->cap = cap;
+	return 0;
+}
+
+void limits_watch(struct sessions *ss, struct session *s)
+{
+	struct limits *L = ss->limits;
+	struct lim_entry *e;
+	int ret;
+
+	if (!L || find_entry(L, s, NULL))
+		return;
+	if (L->n == L->cap && grow(L) < 0) {
+		log_warnx("session %s: resource limits not watched: out of memory", s->id);
+		return;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		log_warnx("session %s: resource limits not watched: out of memory", s->id);
+		return;
+	}
+	*e = (struct lim_entry){ .L = L, .s = s, .wd_mem = -1, .wd_pids = -1, .efd = -1 };
+	L->v[L->n++] = e;
+	ret = setup_entry(L, e);
+	if (ret)
+		log_errno(ret, "session %s: limit events not watched (counters still sampled)",
+			  s->id);
+}
+
+void limits_unwatch(struct sessions *ss, struct session *s)
+{
+	size_t at;
+
+	if (ss->limits && find_entry(ss->limits, s, &at))
+		drop_entry(ss->limits, at);
+}
+
+uint64_t limits_flush(struct sessions *ss, struct session *s)
+{
+	struct limits *L = ss->limits;
+	struct lim_entry *e = L ? find_entry(L, s, NULL) : NULL;
+	int64_t now = time_mono_ms();
+
+	if (!e)
+		return 0;
+	lim_sample_memory(L, e, now);
+	lim_sample_pids(L, e, now);
+	lim_sample_cpu(L, e, now);
+	lim_report_due(L, e, now, true);
+	return e->oom_reported;
+}
+
+static struct lim_entry *entry_by_wd(struct limits *L, int wd)
+{
+	size_t i;
+
+	for (i = 0; i < L->n; i++)
+		if (L->v[i]->wd_mem == wd || L->v[i]->wd_pids == wd)
+			return L->v[i];
+	return NULL;
+}
+
+static void on_inotify(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	struct limits *L = ctx;
+	struct lim_entry *e;
+	int64_t now = time_mono_ms();
+	ssize_t n;
+	char *p;
+
+	(void)l;
+	(void)events;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			e = entry_by_wd(L, ev->wd);
+			if (!e || !live(e->s))
+				continue;
+			if (ev->wd == e->wd_mem)
+				lim_sample_memory(L, e, now);
+			else
+				lim_sample_pids(L, e, now);
+			lim_report_due(L, e, now, false);
+		}
+	}
+}
+
+static void on_kmsg(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct limits *L = ctx;
+	struct kmsg_oom k;
+	char rec[8192];
+	int64_t now = time_mono_ms();
+	ssize_t n;
+	size_t i;
+	bool any = false;
+
+	(void)l;
+	(void)events;
+	/* One record per read; EPIPE: records overwritten before we got them, go on. */
+	while ((n = read(fd, rec, sizeof(rec))) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n > 0 && kmsg_parse_oom(rec, (size_t)n, &k) == 0) {
+			lim_add_victim(L, &k, now);
+			any = true;
+		}
+	}
+	for (i = 0; any && i < L->n; i++)
+		if (L->v[i]->oom_pending)
+			lim_report_due(L, L->v[i], now, false);
+}
+
+static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct limits *L = ctx;
+	int64_t now = time_mono_ms();
+	uint64_t exp;
+	size_t i;
+
+	(void)l;
+	(void)events;
+	if (read(fd, &exp, sizeof(exp)) != sizeof(exp))
+		return;
+	/* lim_check_disk may terminate a session: entries stay, its state changes. */
+	for (i = 0; i < L->n; i++) {
+		struct lim_entry *e = L->v[i];
+
+		if (!live(e->s))
+			continue;
+		lim_sample_cpu(L, e, now);
+		if (e->mem_v1 || e->wd_mem < 0)
+			lim_sample_memory(L, e, now);
+		if (e->pids_v1 || e->wd_pids < 0)
+			lim_sample_pids(L, e, now);
+		e->last_sample_ms = now;
+		lim_report_due(L, e, now, false);
+		lim_check_disk(L, e, now);
+	}
+}
+
+static void open_kmsg(struct limits *L)
+{
+	L->kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (L->kfd < 0) {
+		log_warn("/dev/kmsg: OOM victims will be reported without a pid");
+		return;
+	}
+	/* Only kills from now on: the history belongs to earlier runs. */
+	if (lseek(L->kfd, 0, SEEK_END) < 0 ||
+	    loop_add(L->ss->d->loop, L->kfd, EPOLLIN, on_kmsg, L) < 0) {
+		log_warn("/dev/kmsg: OOM victims will be reported without a pid");
+		close(L->kfd);
+		L->kfd = -1;
+	}
+}
+
+int limits_init(struct sessions *ss)
+{
+	const struct sg_limits_config *cfg = &ss->d->cfg->limits;
+	int64_t ms = (int64_t)cfg->sample_interval_ms;
+	struct itimerspec its = {
+		.it_interval = { ms / 1000, (ms % 1000) * 1000000L },
+		.it_value = { ms / 1000, (ms % 1000) * 1000000L },
+	};
+	struct limits *L;
+	int ret;
+
+	if (!cfg->enabled)
+		return 0;
+	L = calloc(1, sizeof(*L));
+	if (!L)
+		return -ENOMEM;
+	L->ss = ss;
+	L->cfg = cfg;
+	L->kfd = -1;
+	ss->limits = L;
+	L->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	L->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (L->ifd < 0 || L->tfd < 0 || timerfd_settime(L->tfd, 0, &its, NULL) < 0)
+		return -errno;
+	ret = loop_add(ss->d->loop, L->ifd, EPOLLIN, on_inotify, L);
+	if (ret == 0)
+		ret = loop_add(ss->d->loop, L->tfd, EPOLLIN, on_tick, L);
+	if (ret == 0 && cfg->kmsg)
+		open_kmsg(L);
+	return ret;
+}
+
+void limits_fini(struct sessions *ss)
+{
+	struct limits *L = ss->limits;
+	int fds[3];
+	size_t i;
+
+	if (!L)
+		return;
+	while (L->n)
+		drop_entry(L, L->n - 1);
+	fds[0] = L->ifd;
+	fds[1] = L->tfd;
+	fds[2] = L->kfd;
+	for (i = 0; i < 3; i++) {
+		if (fds[i] < 0)
+			continue;
+		loop_del(ss->d->loop, fds[i]);
+		close(fds[i]);
+	}
+	free(L->v);
+	free(L);
+	ss->limits = NULL;
+}
