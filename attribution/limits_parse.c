@@ -123,6 +123,8 @@ static int parse_summary(const char *m, size_t n, struct kmsg_oom *out)
 	if ((size_t)(task - memcg) >= sizeof(out->memcg))
 		return -ENAMETOOLONG;
 	copy_field(out->memcg, sizeof(out->memcg), memcg, (size_t)(task - memcg));
+	/* The name is the last ",task=" before the pid (a child cgroup may hold one too). */
+	task = memrmem(task, (size_t)(pid - task), ",task=");
 	copy_field(out->comm, sizeof(out->comm), task + 6, (size_t)(pid - task - 6));
 	return 0;
 }
