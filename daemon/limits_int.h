@@ -49,7 +49,7 @@ struct lim_victim {
 
 struct limits {
 	struct sessions *ss;
-	const struct sg_limits_config *cfg;
+	uint64_t armed_ms;         /* the sample timer's period (re-armed after a reload) */
 	int ifd;                   /* inotify for the v2 event files */
 	int tfd;                   /* sample_interval timer */
 	int kfd;                   /* /dev/kmsg, -1 when unreadable or off */
@@ -58,6 +58,12 @@ struct limits {
 	struct lim_victim victims[LIMITS_VICTIMS];
 	size_t next_victim;
 };
+
+/* The limits: config in force (through the daemon: a SIGHUP replaces it). */
+static inline const struct sg_limits_config *lim_cfg(const struct limits *L)
+{
+	return &L->ss->d->cfg->limits;
+}
 
 /* ---- limits_report.c ------------------------------------------------------------ */
 

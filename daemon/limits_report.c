@@ -206,7 +206,7 @@ static void report_ooms(struct limits *L, struct lim_entry *e, int64_t now, bool
 
 void lim_report_due(struct limits *L, struct lim_entry *e, int64_t now, bool force)
 {
-	int64_t iv = (int64_t)L->cfg->report_interval_ms;
+	int64_t iv = (int64_t)lim_cfg(L)->report_interval_ms;
 
 	report_acc(e, &e->acc_mem, "memory_max", e->mem.peak ? (int64_t)e->mem.peak : -1,
 		   e->s->lim.memory, now, iv, force);
@@ -232,15 +232,15 @@ void lim_check_disk(struct limits *L, struct lim_entry *e, int64_t now)
 {
 	struct session *s = e->s;
 	struct lim_report r = { "disk_quota", "warn", 0, s->lim.disk, 0, -1, -1 };
-	bool truncated = false, kill = L->cfg->disk_action == SG_DISK_KILL;
+	bool truncated = false, kill = lim_cfg(L)->disk_action == SG_DISK_KILL;
 	uint64_t bytes = 0;
 	char err[256];
 	int ret;
 
 	if (s->lim.disk <= 0 || !s->workdir || now < e->disk_due_ms)
 		return;
-	e->disk_due_ms = now + (int64_t)L->cfg->disk_interval_ms;
-	ret = dir_usage(s->workdir, L->cfg->disk_max_entries, &bytes, &truncated);
+	e->disk_due_ms = now + (int64_t)lim_cfg(L)->disk_interval_ms;
+	ret = dir_usage(s->workdir, lim_cfg(L)->disk_max_entries, &bytes, &truncated);
 	if (ret) {
 		log_errno(ret, "session %s: cannot measure %s", s->id, s->workdir);
 		return;

@@ -253,6 +253,20 @@ static void on_kmsg(struct loop *l, int fd, uint32_t events, void *ctx)
 			lim_report_due(L, L->v[i], now, false);
 }
 
+static int arm(struct limits *L)
+{
+	int64_t ms = (int64_t)lim_cfg(L)->sample_interval_ms;
+	struct itimerspec its = {
+		.it_interval = { ms / 1000, (ms % 1000) * 1000000L },
+		.it_value = { ms / 1000, (ms % 1000) * 1000000L },
+	};
+
+	if (timerfd_settime(L->tfd, 0, &its, NULL) < 0)
+		return -errno;
+	L->armed_ms = (uint64_t)ms;
+	return 0;
+}
+
 static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 {
 	struct limits *L = ctx;
@@ -264,6 +278,8 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 	(void)events;
 	if (read(fd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
+	if (L->armed_ms != lim_cfg(L)->sample_interval_ms && arm(L) < 0)
+		log_warn("limits: cannot re-arm the sample timer");
 	/* lim_check_disk may terminate a session: entries stay, its state changes. */
 	for (i = 0; i < L->n; i++) {
 		struct lim_entry *e = L->v[i];
@@ -300,11 +316,6 @@ static void open_kmsg(struct limits *L)
 int limits_init(struct sessions *ss)
 {
 	const struct sg_limits_config *cfg = &ss->d->cfg->limits;
-	int64_t ms = (int64_t)cfg->sample_interval_ms;
-	struct itimerspec its = {
-		.it_interval = { ms / 1000, (ms % 1000) * 1000000L },
-		.it_value = { ms / 1000, (ms % 1000) * 1000000L },
-	};
 	struct limits *L;
 	int ret;
 
@@ -314,14 +325,15 @@ int limits_init(struct sessions *ss)
 	if (!L)
 		return -ENOMEM;
 	L->ss = ss;
-	L->cfg = cfg;
 	L->kfd = -1;
 	ss->limits = L;
 	L->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	L->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (L->ifd < 0 || L->tfd < 0 || timerfd_settime(L->tfd, 0, &its, NULL) < 0)
+	if (L->ifd < 0 || L->tfd < 0)
 		return -errno;
-	ret = loop_add(ss->d->loop, L->ifd, EPOLLIN, on_inotify, L);
+	ret = arm(L);
+	if (ret == 0)
+		ret = loop_add(ss->d->loop, L->ifd, EPOLLIN, on_inotify, L);
 	if (ret == 0)
 		ret = loop_add(ss->d->loop, L->tfd, EPOLLIN, on_tick, L);
 	if (ret == 0 && cfg->kmsg)
