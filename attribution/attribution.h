@@ -161,13 +161,25 @@ int kmsg_parse_oom(const char *buf, size_t len, struct kmsg_oom *out);
  */
 int cg_ctrl_dir(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
 		char *out, size_t len);
-/* Reads the counters of rel (see the structs). 0, -ENOENT (no controller), -errno. */
+/* Reads the event counters of rel (not the peaks: cg_read_peak, only when something
+ * rose). 0, -ENOENT (no controller), -errno. */
 int cg_read_memory(const struct cg_host *h, const char *rel, unsigned v1_mask,
 		   struct cg_mem_counters *c);
 int cg_read_cpu(const struct cg_host *h, const char *rel, unsigned v1_mask,
 		struct cg_cpu_counters *c);
 int cg_read_pids(const struct cg_host *h, const char *rel, unsigned v1_mask,
 		 struct cg_pids_counters *c);
+/* The peak of ctrl (CG_MEMORY: bytes, v1 memory.max_usage_in_bytes, v2 memory.peak or
+ * memory.current; CG_PIDS: pids.peak or pids.current). 0, -ENOENT, -errno. */
+int cg_read_peak(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
+		 uint64_t *peak);
+/* The same files kept open: file of controller ctrl for rel (O_RDONLY). fd or -errno. */
+int cg_open_ctrl(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
+		 const char *file);
+/* Reads small file fd afresh from offset 0 (NUL-terminated). 0 or -errno. */
+int cg_pread(int fd, char *buf, size_t len, size_t *got);
+/* A one-value file ("1234\n": memory.failcnt, pids.current). 0 or -EINVAL. */
+int cg_parse_value(const char *buf, size_t len, uint64_t *v);
 /*
  * Bytes allocated below dir (st_blocks, like du; symlinks not followed, other mounts
  * not entered), at most max_entries entries (*truncated then). 0 or -errno.

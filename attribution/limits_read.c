@@ -34,19 +34,52 @@ static int read_file(const char *dir, const char *file, char *buf, size_t len, s
 	return 0;
 }
 
+int cg_open_ctrl(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
+		 const char *file)
+{
+	char dir[600], path[700];
+	int ret = cg_ctrl_dir(h, rel, v1_mask, ctrl, dir, sizeof(dir)), fd;
+
+	if (ret < 0)
+		return ret;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int cg_pread(int fd, char *buf, size_t len, size_t *got)
+{
+	/* cgroup files are seq_files: a read at offset 0 renders them afresh. */
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	*got = (size_t)n;
+	return 0;
+}
+
+int cg_parse_value(const char *buf, size_t len, uint64_t *v)
+{
+	char line[64] = "v ";
+
+	while (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len > sizeof(line) - 3)
+		return -EINVAL;
+	memcpy(line + 2, buf, len);
+	/* As a "key value" line, so cg_parse_kv's checked u64 reading applies. */
+	return cg_parse_kv(line, len + 2, "v", v);
+}
+
 /* One decimal value file (memory.failcnt, pids.current): 0 or -errno. */
 static int read_u64(const char *dir, const char *file, uint64_t *v)
 {
-	char buf[64] = "v ";
+	char buf[64];
 	size_t got = 0;
-	int ret = read_file(dir, file, buf + 2, sizeof(buf) - 2, &got);
+	int ret = read_file(dir, file, buf, sizeof(buf), &got);
 
-	if (ret)
-		return ret;
-	while (got > 0 && buf[got + 1] == '\n')
-		got--;
-	/* As a "key value" line, so cg_parse_kv's checked u64 reading applies. */
-	return cg_parse_kv(buf, got + 2, "v", v);
+	return ret ? ret : cg_parse_value(buf, got, v);
 }
 
 int cg_ctrl_dir(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
@@ -81,18 +114,28 @@ int cg_read_memory(const struct cg_host *h, const char *rel, unsigned v1_mask,
 			ret = cg_parse_kv(buf, got, "oom_kill", &c->oom_kill);
 		if (ret == 0)
 			ret = read_u64(dir, "memory.failcnt", &c->max_hits);
-		if (ret == 0 && read_u64(dir, "memory.max_usage_in_bytes", &c->peak) < 0)
-			c->peak = 0;
 		return ret;
 	}
 	ret = read_file(dir, "memory.events", buf, sizeof(buf), &got);
-	if (ret == 0)
-		ret = cg_parse_memory_events(buf, got, c);
+	return ret ? ret : cg_parse_memory_events(buf, got, c);
+}
+
+int cg_read_peak(const struct cg_host *h, const char *rel, unsigned v1_mask, unsigned ctrl,
+		 uint64_t *peak)
+{
+	char dir[600];
+	int v1 = cg_ctrl_dir(h, rel, v1_mask, ctrl, dir, sizeof(dir));
+
+	if (v1 < 0)
+		return v1;
+	if (ctrl == CG_PIDS)   /* pids.peak since 6.12 */
+		return read_u64(dir, "pids.peak", peak) == 0 ? 0
+							    : read_u64(dir, "pids.current", peak);
+	if (v1)
+		return read_u64(dir, "memory.max_usage_in_bytes", peak);
 	/* memory.peak since 5.19; memory.current otherwise (less telling, still true). */
-	if (ret == 0 && read_u64(dir, "memory.peak", &c->peak) < 0 &&
-	    read_u64(dir, "memory.current", &c->peak) < 0)
-		c->peak = 0;
-	return ret;
+	return read_u64(dir, "memory.peak", peak) == 0 ? 0
+						      : read_u64(dir, "memory.current", peak);
 }
 
 int cg_read_cpu(const struct cg_host *h, const char *rel, unsigned v1_mask,
@@ -118,12 +161,7 @@ int cg_read_pids(const struct cg_host *h, const char *rel, unsigned v1_mask,
 	if (ret < 0)
 		return ret;
 	ret = read_file(dir, "pids.events", buf, sizeof(buf), &got);
-	if (ret == 0)
-		ret = cg_parse_pids_events(buf, got, &c->max_hits);
-	if (ret == 0 && read_u64(dir, "pids.peak", &c->peak) < 0 &&
-	    read_u64(dir, "pids.current", &c->peak) < 0)
-		c->peak = 0;
-	return ret;
+	return ret ? ret : cg_parse_pids_events(buf, got, &c->max_hits);
 }
 
 /* nftw has no context argument; the daemon walks from one thread at a time. */

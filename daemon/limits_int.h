@@ -11,6 +11,13 @@
 #define LIMITS_VICTIMS 64          /* OOM kills remembered from the kernel log */
 #define LIMITS_VICTIM_TTL_MS 5000  /* a logged kill older than this matches no counter */
 #define LIMITS_OOM_WAIT_MS 300     /* how long a counted kill waits for its log line */
+/*
+ * File descriptors the watcher may hold for all sessions together (v1 OOM eventfds, the
+ * counter files kept open for pread, ~7x cheaper than open/read/close here). Bounded
+ * because the rest of the daemon must stay below 1024 (libmicrohttpd's select()); past
+ * it a session's counters are read by path and its v1 OOM counter on the tick.
+ */
+#define LIMITS_FD_BUDGET 512
 
 /* Counts seen since the last report of one limit (cpu_throttle, memory_max, pids_max). */
 struct lim_acc {
@@ -27,6 +34,7 @@ struct lim_entry {
 	struct session *s;
 	int wd_mem, wd_pids;       /* v2 memory.events / pids.events inotify watches, -1 */
 	int efd;                   /* v1 memory.oom_control eventfd, -1 */
+	int fd_cpu, fd_mem, fd_fail, fd_pids;   /* kept open for pread, -1: read by path */
 	bool have_mem, have_cpu, have_pids;
 	bool mem_v1, pids_v1;      /* no inotify for these: sampled */
 	struct cg_mem_counters mem;
@@ -37,6 +45,7 @@ struct lim_entry {
 	uint64_t oom_pending;      /* kills counted, not yet reported */
 	uint64_t oom_reported;     /* kills reported since the watch began */
 	int64_t oom_due_ms;        /* report the pending ones by then, pid or not */
+	int oom_recheck;           /* ticks left re-reading the OOM counter after an eventfd */
 	int64_t disk_due_ms;
 	bool disk_over;            /* above --disk at the last measure */
 };
@@ -53,6 +62,7 @@ struct limits {
 	int ifd;                   /* inotify for the v2 event files */
 	int tfd;                   /* sample_interval timer */
 	int kfd;                   /* /dev/kmsg, -1 when unreadable or off */
+	size_t fds_held;           /* per-session fds held, <= LIMITS_FD_BUDGET */
 	struct lim_entry **v;
 	size_t n, cap;
 	struct lim_victim victims[LIMITS_VICTIMS];

@@ -76,6 +76,50 @@ static void acc_add(struct lim_acc *a, uint64_t count, uint64_t amount, int64_t 
 	a->amount += amount;
 }
 
+/* The counters through the kept fds, or by path when the session has none. */
+static int read_mem(struct limits *L, struct lim_entry *e, struct cg_mem_counters *c)
+{
+	char buf[1024];
+	size_t got = 0;
+	int ret;
+
+	if (e->fd_mem < 0)
+		return cg_read_memory(&L->ss->cg, e->s->cgroup, e->s->v1_mask, c);
+	memset(c, 0, sizeof(*c));
+	ret = cg_pread(e->fd_mem, buf, sizeof(buf), &got);
+	if (ret == 0 && !e->mem_v1)
+		return cg_parse_memory_events(buf, got, c);
+	if (ret == 0)
+		ret = cg_parse_kv(buf, got, "oom_kill", &c->oom_kill);
+	if (ret == 0)
+		ret = cg_pread(e->fd_fail, buf, sizeof(buf), &got);
+	return ret ? ret : cg_parse_value(buf, got, &c->max_hits);
+}
+
+static int read_cpu(struct limits *L, struct lim_entry *e, struct cg_cpu_counters *c)
+{
+	char buf[1024];
+	size_t got = 0;
+	int ret;
+
+	if (e->fd_cpu < 0)
+		return cg_read_cpu(&L->ss->cg, e->s->cgroup, e->s->v1_mask, c);
+	ret = cg_pread(e->fd_cpu, buf, sizeof(buf), &got);
+	return ret ? ret : cg_parse_cpu_stat(buf, got, c);
+}
+
+static int read_pids(struct limits *L, struct lim_entry *e, struct cg_pids_counters *c)
+{
+	char buf[256];
+	size_t got = 0;
+	int ret;
+
+	if (e->fd_pids < 0)
+		return cg_read_pids(&L->ss->cg, e->s->cgroup, e->s->v1_mask, c);
+	ret = cg_pread(e->fd_pids, buf, sizeof(buf), &got);
+	return ret ? ret : cg_parse_pids_events(buf, got, &c->max_hits);
+}
+
 void lim_sample_memory(struct limits *L, struct lim_entry *e, int64_t now)
 {
 	struct cg_mem_counters c;
@@ -84,7 +128,7 @@ void lim_sample_memory(struct limits *L, struct lim_entry *e, int64_t now)
 
 	if (!e->have_mem)
 		return;
-	ret = cg_read_memory(&L->ss->cg, e->s->cgroup, e->s->v1_mask, &c);
+	ret = read_mem(L, e, &c);
 	if (ret) {
 		log_debug("session %s: memory counters unreadable: %s", e->s->id, strerror(-ret));
 		return;
@@ -94,6 +138,11 @@ void lim_sample_memory(struct limits *L, struct lim_entry *e, int64_t now)
 		e->oom_due_ms = now + LIMITS_OOM_WAIT_MS;
 	e->oom_pending += kills;
 	acc_add(&e->acc_mem, rose(c.max_hits, e->mem.max_hits), 0, e->last_sample_ms);
+	c.peak = e->mem.peak;
+	/* The peak only matters for a report: read it only when there will be one. */
+	if ((kills || c.max_hits != e->mem.max_hits) &&
+	    cg_read_peak(&L->ss->cg, e->s->cgroup, e->s->v1_mask, CG_MEMORY, &c.peak) < 0)
+		c.peak = 0;
 	e->mem = c;
 }
 
@@ -105,12 +154,16 @@ void lim_sample_pids(struct limits *L, struct lim_entry *e, int64_t now)
 	(void)now;
 	if (!e->have_pids)
 		return;
-	ret = cg_read_pids(&L->ss->cg, e->s->cgroup, e->s->v1_mask, &c);
+	ret = read_pids(L, e, &c);
 	if (ret) {
 		log_debug("session %s: pids counters unreadable: %s", e->s->id, strerror(-ret));
 		return;
 	}
 	acc_add(&e->acc_pids, rose(c.max_hits, e->pids.max_hits), 0, e->last_sample_ms);
+	c.peak = e->pids.peak;
+	if (c.max_hits != e->pids.max_hits &&
+	    cg_read_peak(&L->ss->cg, e->s->cgroup, e->s->v1_mask, CG_PIDS, &c.peak) < 0)
+		c.peak = 0;
 	e->pids = c;
 }
 
@@ -122,7 +175,7 @@ void lim_sample_cpu(struct limits *L, struct lim_entry *e, int64_t now)
 	(void)now;
 	if (!e->have_cpu)
 		return;
-	ret = cg_read_cpu(&L->ss->cg, e->s->cgroup, e->s->v1_mask, &c);
+	ret = read_cpu(L, e, &c);
 	if (ret) {
 		log_debug("session %s: cpu.stat unreadable: %s", e->s->id, strerror(-ret));
 		return;

@@ -49,6 +49,8 @@ static void on_efd(struct loop *l, int fd, uint32_t events, void *ctx)
 	/* Also signalled when the cgroup is removed: the counters tell which it was. */
 	if (read(fd, &n, sizeof(n)) != sizeof(n) || !live(e->s))
 		return;
+	/* The announcement can come before the kill is counted: look again on the ticks. */
+	e->oom_recheck = 5;
 	lim_sample_memory(e->L, e, now);
 	lim_report_due(e->L, e, now, false);
 }
@@ -91,6 +93,48 @@ static int watch_v2_file(struct limits *L, const char *dir, const char *file, in
 	return *wd < 0 ? -errno : 0;
 }
 
+/* file kept open for pread while the budget allows; -1: read by path. */
+static int keep(struct limits *L, const struct session *s, unsigned ctrl, const char *file)
+{
+	int fd;
+
+	if (L->fds_held >= LIMITS_FD_BUDGET)
+		return -1;
+	fd = cg_open_ctrl(&L->ss->cg, s->cgroup, s->v1_mask, ctrl, file);
+	if (fd < 0)
+		return -1;
+	L->fds_held++;
+	return fd;
+}
+
+static void unkeep(struct limits *L, int *fd)
+{
+	if (*fd < 0)
+		return;
+	close(*fd);
+	L->fds_held--;
+	*fd = -1;
+}
+
+/* The files the tick reads (see on_tick: only those of configured limits). */
+static void keep_sampled(struct limits *L, struct lim_entry *e)
+{
+	const struct session *s = e->s;
+
+	if (e->have_cpu && (s->lim.millicpus > 0 || s->adopted))
+		e->fd_cpu = keep(L, s, CG_CPU, "cpu.stat");
+	if (e->have_mem && e->mem_v1 && (s->lim.memory > 0 || s->adopted)) {
+		e->fd_mem = keep(L, s, CG_MEMORY, "memory.oom_control");
+		e->fd_fail = keep(L, s, CG_MEMORY, "memory.failcnt");
+		if (e->fd_mem < 0 || e->fd_fail < 0) {   /* both or neither */
+			unkeep(L, &e->fd_mem);
+			unkeep(L, &e->fd_fail);
+		}
+	}
+	if (e->have_pids && e->pids_v1 && (s->lim.pids > 0 || s->adopted))
+		e->fd_pids = keep(L, s, CG_PIDS, "pids.events");
+}
+
 /* Which controllers s has, where, and a first reading of each (the baseline). */
 static int setup_entry(struct limits *L, struct lim_entry *e)
 {
@@ -101,9 +145,11 @@ static int setup_entry(struct limits *L, struct lim_entry *e)
 	v1 = cg_ctrl_dir(&L->ss->cg, s->cgroup, s->v1_mask, CG_MEMORY, dir, sizeof(dir));
 	e->have_mem = v1 >= 0 && cg_read_memory(&L->ss->cg, s->cgroup, s->v1_mask, &e->mem) == 0;
 	e->mem_v1 = v1 == 1;
-	if (e->have_mem)
-		ret = v1 ? watch_v1_oom(L, e, dir) : watch_v2_file(L, dir, "memory.events",
-								     &e->wd_mem);
+	if (e->have_mem && !v1)
+		ret = watch_v2_file(L, dir, "memory.events", &e->wd_mem);
+	else if (e->have_mem && L->fds_held < LIMITS_FD_BUDGET &&
+		 (ret = watch_v1_oom(L, e, dir)) == 0)
+		L->fds_held++;
 	v1 = cg_ctrl_dir(&L->ss->cg, s->cgroup, s->v1_mask, CG_PIDS, dir, sizeof(dir));
 	e->have_pids = v1 >= 0 && cg_read_pids(&L->ss->cg, s->cgroup, s->v1_mask, &e->pids) == 0;
 	e->pids_v1 = v1 == 1;
@@ -111,6 +157,7 @@ static int setup_entry(struct limits *L, struct lim_entry *e)
 		ret = watch_v2_file(L, dir, "pids.events", &e->wd_pids);
 	e->have_cpu = cg_read_cpu(&L->ss->cg, s->cgroup, s->v1_mask, &e->cpu) == 0;
 	e->last_sample_ms = time_mono_ms();
+	keep_sampled(L, e);
 	return ret;
 }
 
@@ -120,8 +167,12 @@ static void drop_entry(struct limits *L, size_t at)
 
 	if (e->efd >= 0) {
 		loop_del(L->ss->d->loop, e->efd);
-		close(e->efd);
+		unkeep(L, &e->efd);
 	}
+	unkeep(L, &e->fd_cpu);
+	unkeep(L, &e->fd_mem);
+	unkeep(L, &e->fd_fail);
+	unkeep(L, &e->fd_pids);
 	if (e->wd_mem >= 0)
 		inotify_rm_watch(L->ifd, e->wd_mem);
 	if (e->wd_pids >= 0)
@@ -161,7 +212,8 @@ void limits_watch(struct sessions *ss, struct session *s)
 		log_warnx("session %s: resource limits not watched: out of memory", s->id);
 		return;
 	}
-	*e = (struct lim_entry){ .L = L, .s = s, .wd_mem = -1, .wd_pids = -1, .efd = -1 };
+	*e = (struct lim_entry){ .L = L, .s = s, .wd_mem = -1, .wd_pids = -1, .efd = -1,
+				 .fd_cpu = -1, .fd_mem = -1, .fd_fail = -1, .fd_pids = -1 };
 	L->v[L->n++] = e;
 	ret = setup_entry(L, e);
 	if (ret)
@@ -286,11 +338,18 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 
 		if (!live(e->s))
 			continue;
-		lim_sample_cpu(L, e, now);
-		if (e->mem_v1 || e->wd_mem < 0)
+		/* No quota, no throttling; no limit, no limit hits (an adopted cgroup's owner
+		 * may have set its own). OOM kills without a limit (a host-wide OOM) are
+		 * announced: re-read for a few ticks after the announcement. */
+		if (e->s->lim.millicpus > 0 || e->s->adopted)
+			lim_sample_cpu(L, e, now);
+		if ((e->mem_v1 || e->wd_mem < 0) &&
+		    (e->s->lim.memory > 0 || e->s->adopted || e->oom_recheck))
 			lim_sample_memory(L, e, now);
-		if (e->pids_v1 || e->wd_pids < 0)
+		if ((e->pids_v1 || e->wd_pids < 0) && (e->s->lim.pids > 0 || e->s->adopted))
 			lim_sample_pids(L, e, now);
+		if (e->oom_recheck)
+			e->oom_recheck--;
 		e->last_sample_ms = now;
 		lim_report_due(L, e, now, false);
 		lim_check_disk(L, e, now);

@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cg_parse_memory_events(buf, size, &m);
 	cg_parse_cpu_stat(buf, size, &c);
 	cg_parse_pids_events(buf, size, &v);
+	cg_parse_value(buf, size, &v);
 	if (kmsg_parse_oom(buf, size, &k) == 0) {
 		/* what the watcher relies on: terminated strings, a real pid */
 		if (strlen(k.memcg) >= sizeof(k.memcg) || strlen(k.comm) >= sizeof(k.comm) ||

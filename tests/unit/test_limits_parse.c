@@ -99,6 +99,23 @@ static void test_pids(void **state)
 	assert_int_equal(cg_parse_pids_events(S(""), &v), -ENOENT);
 }
 
+static void test_value(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	/* memory.failcnt, memory.max_usage_in_bytes, pids.peak: one number and a newline */
+	assert_int_equal(cg_parse_value(S("115\n"), &v), 0);
+	assert_int_equal(v, 115);
+	assert_int_equal(cg_parse_value(S("67108864"), &v), 0);
+	assert_int_equal(v, 67108864);
+	assert_int_equal(cg_parse_value(S("max\n"), &v), -EINVAL);   /* pids.max style */
+	assert_int_equal(cg_parse_value(S("\n"), &v), -EINVAL);
+	assert_int_equal(cg_parse_value(S("1 2\n"), &v), -EINVAL);
+	assert_int_equal(cg_parse_value(S("123456789012345678901234567890123456789012345678901234567890123"),
+					&v), -EINVAL);
+}
+
 static void test_kmsg(void **state)
 {
 	struct kmsg_oom k;
@@ -144,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_pids),
+		cmocka_unit_test(test_value),
 		cmocka_unit_test(test_kmsg),
 	};
 
