@@ -201,7 +201,7 @@ void limits_watch(struct sessions *ss, struct session *s)
 	struct lim_entry *e;
 	int ret;
 
-	if (!L || find_entry(L, s, NULL))
+	if (!L || s->state == SESSION_TERMINATED || find_entry(L, s, NULL))
 		return;
 	if (L->n == L->cap && grow(L) < 0) {
 		log_warnx("session %s: resource limits not watched: out of memory", s->id);
@@ -232,16 +232,21 @@ void limits_unwatch(struct sessions *ss, struct session *s)
 uint64_t limits_flush(struct sessions *ss, struct session *s)
 {
 	struct limits *L = ss->limits;
-	struct lim_entry *e = L ? find_entry(L, s, NULL) : NULL;
 	int64_t now = time_mono_ms();
+	struct lim_entry *e;
+	uint64_t reported;
+	size_t at;
 
-	if (!e)
+	if (!L || !(e = find_entry(L, s, &at)))
 		return 0;
 	lim_sample_memory(L, e, now);
 	lim_sample_pids(L, e, now);
 	lim_sample_cpu(L, e, now);
 	lim_report_due(L, e, now, true);
-	return e->oom_reported;
+	reported = e->oom_reported;
+	/* Ended: nothing more to report, and its descriptors go back to the budget. */
+	drop_entry(L, at);
+	return reported;
 }
 
 static struct lim_entry *entry_by_wd(struct limits *L, int wd)
@@ -332,8 +337,9 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 		return;
 	if (L->armed_ms != lim_cfg(L)->sample_interval_ms && arm(L) < 0)
 		log_warn("limits: cannot re-arm the sample timer");
-	/* lim_check_disk may terminate a session: entries stay, its state changes. */
-	for (i = 0; i < L->n; i++) {
+	/* lim_check_disk may terminate a session, which drops its entry and moves the last
+	 * one into its slot: walking down, that one has been seen already. */
+	for (i = L->n; i-- > 0;) {
 		struct lim_entry *e = L->v[i];
 
 		if (!live(e->s))

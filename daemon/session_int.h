@@ -69,9 +69,10 @@ void limits_fini(struct sessions *ss);
 void limits_watch(struct sessions *ss, struct session *s);
 void limits_unwatch(struct sessions *ss, struct session *s);
 /*
- * s is ending: reads its counters once more and reports everything pending (OOM kills
- * with the victims known so far). Returns the OOM kills the watcher reported for s, so
- * the caller reports only those it missed (a daemon restart in between).
+ * s is ending: reads its counters once more, reports everything pending (OOM kills with
+ * the victims known so far) and stops watching s. Returns the OOM kills the watcher
+ * reported for s, so the caller reports only those it missed (a daemon restart in
+ * between).
  */
 uint64_t limits_flush(struct sessions *ss, struct session *s);
 
