@@ -101,9 +101,13 @@ static void test_pids(void **state)
 
 static void test_value(void **state)
 {
+	struct blob b;
 	uint64_t v = 0;
 
 	(void)state;
+	load("v1_memory.failcnt", &b);
+	assert_int_equal(cg_parse_value(b.p, b.n, &v), 0);
+	assert_int_equal(v, 115);
 	/* memory.failcnt, memory.max_usage_in_bytes, pids.peak: one number and a newline */
 	assert_int_equal(cg_parse_value(S("115\n"), &v), 0);
 	assert_int_equal(v, 115);
