@@ -1,0 +1,294 @@
+/*
+ * Decisions: a DNS query, the address part of a flow, a whole flow. The order of the
+ * checks is the contract (policy/policy.h, docs/policy.md "Order"): deny rules first,
+ * then the protocol blocks (DoT, DoH, QUIC, ECH), then private ranges, then the allow
+ * rules; report-only mode turns the final BLOCK into WOULD_BLOCK and changes nothing
+ * else, so an event says what enforce mode would have done.
+ */
+#include "policy/policy_int.h"
+
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define CANARY "use-application-dns.net"
+#define DOT_PORT 853
+#define QUIC_PORT 443
+
+/* ---- names ------------------------------------------------------------------------ */
+
+static const struct pol_rule *first_for(const struct pol_rule *r, uint16_t port,
+					bool any_port)
+{
+	for (; r; r = r->next)
+		if (any_port || pol_rule_has_port(r, port))
+			return r;
+	return NULL;
+}
+
+/*
+ * The most specific rule of one side (allow or deny) that matches name: an exact rule
+ * for the name itself, else a wildcard rule of its nearest proper suffix that has one
+ * ("*.b.c" matches "a.b.c" and "x.a.b.c", never "b.c"). any_port: rules with port lists
+ * count whatever port; otherwise only rules that list port (port 0: only rules without
+ * a port list).
+ */
+static const struct pol_rule *match_name(const struct policy *p, const char *name,
+					 bool deny, uint16_t port, bool any_port)
+{
+	size_t len = strlen(name);
+	const struct name_node *n = name_table_find(&p->names, name, len);
+	const struct pol_rule *r;
+
+	if (n && (r = first_for(n->r[deny ? NK_EXACT_DENY : NK_EXACT_ALLOW], port, any_port)))
+		return r;
+	for (const char *s = memchr(name, '.', len); s; s = memchr(s, '.', len)) {
+		s++;
+		len = strlen(s);
+		n = name_table_find(&p->names, s, len);
+		if (n && (r = first_for(n->r[deny ? NK_WILD_DENY : NK_WILD_ALLOW], port,
+					any_port)))
+			return r;
+	}
+	return NULL;
+}
+
+/* ---- the decision ----------------------------------------------------------------- */
+
+static void decide(const struct policy *p, struct policy_decision *d, bool block,
+		   const char *reason, const struct pol_rule *r)
+{
+	d->verdict = block ? POLICY_BLOCK : POLICY_ALLOW;
+	if (block && p->settings.mode == SG_MODE_REPORT)
+		d->verdict = POLICY_WOULD_BLOCK;
+	d->reason = reason;
+	d->rule[0] = '\0';
+	if (r)
+		snprintf(d->rule, sizeof(d->rule), "policy %s line %u", p->name, r->line);
+}
+
+static void reset(struct policy_decision *d)
+{
+	*d = (struct policy_decision){ .verdict = POLICY_BLOCK, .reason = "not_allowed" };
+}
+
+void policy_decide_query(const struct policy *p, const char *name,
+			 struct policy_decision *d)
+{
+	const struct pol_rule *r;
+
+	reset(d);
+	if (!name || !*name) {
+		decide(p, d, true, "invalid_name", NULL);
+		return;
+	}
+	if (strcmp(name, CANARY) == 0) {
+		decide(p, d, true, "canary_domain", NULL);
+		return;
+	}
+	/* A deny with a port list denies flows to those ports, not the name itself. */
+	if ((r = match_name(p, name, true, 0, false))) {
+		decide(p, d, true, "denied_domain", r);
+		return;
+	}
+	if (p->settings.doh == SG_BLOCK && policy_set_doh_name(p->set, name)) {
+		decide(p, d, true, "doh_endpoint", NULL);
+		return;
+	}
+	if ((r = match_name(p, name, false, 0, true))) {
+		decide(p, d, false, "allowed_domain", r);
+		return;
+	}
+	decide(p, d, true, "not_allowed", NULL);
+}
+
+/* ---- addresses -------------------------------------------------------------------- */
+
+static bool tcp_or_udp(uint8_t l4)
+{
+	return l4 == IPPROTO_TCP || l4 == IPPROTO_UDP;
+}
+
+static void cidr_match(const struct policy *p, int family, const uint8_t *dst,
+		       uint16_t dport, struct cidr_match *m)
+{
+	if (family == AF_INET)
+		cidr_table_match(&p->v4, dst, dport, false, m);
+	else if (family == AF_INET6)
+		cidr_table_match(&p->v6, dst, dport, false, m);
+	else
+		*m = (struct cidr_match){ 0 };
+}
+
+/*
+ * Private ranges: blocked unless the policy allows them all (private_ranges: allow) or
+ * an allow CIDR for this port lies inside the class's own range: 10.0.0.0/8 or
+ * 10.1.2.3/32 open 10.1.2.3, 0.0.0.0/0 does not (a catch-all must not open SSRF).
+ */
+static bool private_blocked(const struct policy *p, int family, const uint8_t *dst,
+			    const struct cidr_match *m, struct policy_decision *d)
+{
+	const struct private_class *c;
+
+	if (p->settings.private_ranges == SG_ALLOW)
+		return false;
+	c = private_class_of(family, dst);
+	if (!c || (m->allow && m->allow_prefix >= c->prefix))
+		return false;
+	decide(p, d, true, "private_range", NULL);
+	d->range = c->name;
+	return true;
+}
+
+void policy_decide_addr(const struct policy *p, int family, const uint8_t *dst,
+			uint16_t dport, uint8_t l4, struct policy_decision *d)
+{
+	struct cidr_match m;
+
+	reset(d);
+	cidr_match(p, family, dst, dport, &m);
+	if (m.deny) {
+		decide(p, d, true, "denied_cidr", m.deny);
+		return;
+	}
+	if (tcp_or_udp(l4) && dport == DOT_PORT && p->settings.dot == SG_BLOCK) {
+		decide(p, d, true, "dot", NULL);
+		return;
+	}
+	if (p->settings.doh == SG_BLOCK && policy_set_doh_addr(p->set, family, dst)) {
+		decide(p, d, true, "doh_endpoint", NULL);
+		return;
+	}
+	if (l4 == IPPROTO_UDP && dport == QUIC_PORT && p->settings.quic == SG_QUIC_BLOCK) {
+		decide(p, d, true, "quic", NULL);
+		return;
+	}
+	if (private_blocked(p, family, dst, &m, d))
+		return;
+	if (m.allow) {
+		decide(p, d, false, "allowed_cidr", m.allow);
+		return;
+	}
+	decide(p, d, true, "not_allowed", NULL);
+}
+
+/* ---- flows ------------------------------------------------------------------------ */
+
+static bool is_bound(const struct policy_flow *f, const char *name)
+{
+	for (size_t i = 0; i < f->n_bound; i++)
+		if (f->bound_names[i] && strcmp(f->bound_names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Deny rules and the canary for the names the flow carries (SNI first, then Host). */
+static bool names_denied(const struct policy *p, const struct policy_flow *f,
+			 struct policy_decision *d)
+{
+	const char *names[2] = { f->sni, f->http_host };
+
+	for (size_t i = 0; i < 2; i++) {
+		const struct pol_rule *r;
+
+		if (!names[i] || !*names[i])
+			continue;
+		if (strcmp(names[i], CANARY) == 0) {
+			decide(p, d, true, "canary_domain", NULL);
+			return true;
+		}
+		if ((r = match_name(p, names[i], true, f->dport, false))) {
+			decide(p, d, true, "denied_domain", r);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* DoT, DoH, QUIC and ECH: the protocol blocks that no allow rule lifts. */
+static bool protocol_blocked(const struct policy *p, const struct policy_flow *f,
+			     struct policy_decision *d)
+{
+	const struct sg_policy *s = &p->settings;
+	bool quic = f->quic || (f->l4 == IPPROTO_UDP && f->dport == QUIC_PORT);
+
+	if (tcp_or_udp(f->l4) && f->dport == DOT_PORT && s->dot == SG_BLOCK)
+		decide(p, d, true, "dot", NULL);
+	else if (s->doh == SG_BLOCK && (policy_set_doh_name(p->set, f->sni) ||
+					policy_set_doh_name(p->set, f->http_host) ||
+					policy_set_doh_addr(p->set, f->family, f->dst)))
+		decide(p, d, true, "doh_endpoint", NULL);
+	else if (quic && (s->quic == SG_QUIC_BLOCK ||
+			  (s->quic == SG_QUIC_SNI && (!f->sni || !*f->sni))))
+		decide(p, d, true, "quic", NULL);
+	else if (f->ech && s->ech == SG_BLOCK)
+		decide(p, d, true, "ech", NULL);
+	else
+		return false;
+	return true;
+}
+
+/*
+ * A flow to an address bound by an allowed answer: the SNI and the Host, when present,
+ * must each be an allowed name for this port and one of the names bound to the address
+ * (else two names sharing an address, or domain fronting, would pass). Without either,
+ * one bound name still allowed for this port (and not denied) carries the flow.
+ */
+static void decide_bound(const struct policy *p, const struct policy_flow *f,
+			 struct policy_decision *d)
+{
+	const struct pol_rule *r = NULL, *hr;
+
+	if (f->sni && *f->sni) {
+		r = match_name(p, f->sni, false, f->dport, false);
+		if (!r || !is_bound(f, f->sni)) {
+			decide(p, d, true, "sni_mismatch", NULL);
+			return;
+		}
+	}
+	if (f->http_host && *f->http_host) {
+		hr = match_name(p, f->http_host, false, f->dport, false);
+		if (!hr || !is_bound(f, f->http_host)) {
+			decide(p, d, true, "host_mismatch", NULL);
+			return;
+		}
+		if (!r)
+			r = hr;
+	}
+	for (size_t i = 0; !r && i < f->n_bound; i++) {
+		const char *b = f->bound_names[i];
+
+		if (b && *b && !match_name(p, b, true, f->dport, false))
+			r = match_name(p, b, false, f->dport, false);
+	}
+	if (!r) {
+		decide(p, d, true, "not_allowed", NULL);
+		return;
+	}
+	decide(p, d, false, "bound_address", r);
+}
+
+void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
+			struct policy_decision *d)
+{
+	struct cidr_match m;
+
+	reset(d);
+	cidr_match(p, f->family, f->dst, f->dport, &m);
+	if (m.deny) {
+		decide(p, d, true, "denied_cidr", m.deny);
+		return;
+	}
+	if (names_denied(p, f, d) || protocol_blocked(p, f, d) ||
+	    private_blocked(p, f->family, f->dst, &m, d))
+		return;
+	if (m.allow) {
+		decide(p, d, false, "allowed_cidr", m.allow);
+		return;
+	}
+	if (f->n_bound)
+		decide_bound(p, f, d);
+	else
+		decide(p, d, true, "not_allowed", NULL);
+}
