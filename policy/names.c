@@ -72,6 +72,7 @@ int policy_name_normalize(const char *in, size_t len, char out[POLICY_NAME_MAX],
 
 		if (c == '\0' || c >= 0x80) {
 			*why = c ? "non-ASCII byte (wire names are A-labels)" : "NUL byte in name";
+			out[0] = '\0';
 			return -EINVAL;
 		}
 		out[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
