@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "daemon/config.h"
+
+struct policy_set;
+
 struct gw_config {
 	const char *netns;            /* name under /run/netns, absolute path, or NULL */
 	unsigned queue_base, queues, queue_len;
@@ -22,6 +26,14 @@ struct gw_config {
 	uint64_t dns_ttl_min_ms, dns_ttl_max_ms;
 	uint64_t flow_interim_ms;     /* net.flow final:false for flows older than this */
 	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged as such */
+	/* Policy (docs/gateway.md "Enforcement"); enforce false: observe only. */
+	bool enforce;
+	struct policy_set *policies;  /* the gateway takes its own reference; NULL: default-deny */
+	const struct sg_resolver *resolvers;   /* copied; DNS only to these */
+	size_t n_resolvers;
+	const char *geoip_db;         /* NULL: no geo in net.connect */
+	unsigned block_burst;         /* blocked attempts per window before policy.violation; 0 off */
+	uint64_t block_window_ms;
 };
 
 struct gateway;
@@ -50,6 +62,23 @@ void gateway_free(struct gateway *g);
  */
 int gateway_session_bind(struct gateway *g, uint32_t mark_id, const char *sid,
 			 const char *cgdir);
+/* The policy (by name; NULL: "default") of mark id's session. 0, -ENOENT, -EINVAL. */
+int gateway_session_policy(struct gateway *g, uint32_t mark_id, const char *policy);
+/*
+ * Swaps in a new policy set and resolver list (a reload): decisions after the call use
+ * them; flows already decided keep their verdict. Takes its own reference on set.
+ */
+void gateway_set_policies(struct gateway *g, struct policy_set *set,
+			  const struct sg_resolver *res, size_t n_res);
+/*
+ * Sessions whose blocked attempts passed gateway.block_burst within the window and whose
+ * policy says terminate_on_violation, taken out one at a time (mark id, session id):
+ * the main thread terminates them. 0 with one taken, -ENOENT none. efd is an eventfd
+ * the gateway writes when one is waiting (for the main loop), -1 before start.
+ */
+int gateway_take_violation(struct gateway *g, char *sid, size_t cap);
+int gateway_violation_fd(struct gateway *g);
+
 /* Forgets mark id and its DNS bindings: call after the elements are removed. */
 void gateway_session_unbind(struct gateway *g, uint32_t mark_id);
 
