@@ -56,6 +56,33 @@ static const struct pol_rule *match_name(const struct policy *p, const char *nam
 
 /* ---- the decision ----------------------------------------------------------------- */
 
+/*
+ * "policy NAME line N" into buf (always terminated, cut at size). By hand: snprintf
+ * costs more than the whole lookup, and this runs for every allowed decision.
+ */
+static void format_rule(char *buf, size_t size, const char *name, unsigned line)
+{
+	char digits[12];
+	size_t n = 0, k = 0, nlen = strlen(name);
+
+	do
+		digits[k++] = (char)('0' + line % 10);
+	while ((line /= 10) && k < sizeof(digits));
+	if (7 + nlen + 6 + k >= size) {   /* a policy name is at most 64 bytes: cannot happen */
+		snprintf(buf, size, "policy %s line", name);
+		return;
+	}
+	memcpy(buf, "policy ", 7);
+	n = 7;
+	memcpy(buf + n, name, nlen);
+	n += nlen;
+	memcpy(buf + n, " line ", 6);
+	n += 6;
+	while (k)
+		buf[n++] = digits[--k];
+	buf[n] = '\0';
+}
+
 static void decide(const struct policy *p, struct policy_decision *d, bool block,
 		   const char *reason, const struct pol_rule *r)
 {
@@ -65,7 +92,7 @@ static void decide(const struct policy *p, struct policy_decision *d, bool block
 	d->reason = reason;
 	d->rule[0] = '\0';
 	if (r)
-		snprintf(d->rule, sizeof(d->rule), "policy %s line %u", p->name, r->line);
+		format_rule(d->rule, sizeof(d->rule), p->name, r->line);
 }
 
 static void reset(struct policy_decision *d)

@@ -100,41 +100,64 @@ uint64_t name_hash(const char *s, size_t len)
 	return h ^ (h >> 29);
 }
 
+#define SLOT_TAG(s) ((uint32_t)((s) >> 32))
+#define SLOT_NODE(s) ((size_t)((s) & 0xffffffffu))   /* index + 1; 0: empty */
+
 const struct name_node *name_table_find(const struct name_table *t, const char *name,
 					size_t len)
 {
 	uint64_t h;
+	uint32_t tag;
 
 	if (!t->mask)
 		return NULL;
 	h = name_hash(name, len);
+	tag = (uint32_t)(h >> 32);
 	for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-		const struct name_node *n = &t->slots[i];
+		uint64_t s = t->slots[i];
+		const struct name_node *n;
 
-		if (!n->name)
+		if (!s)
 			return NULL;
-		if (n->hash == h && strncmp(n->name, name, len) == 0 && n->name[len] == '\0')
+		if (SLOT_TAG(s) != tag)
+			continue;
+		n = &t->nodes[SLOT_NODE(s) - 1];
+		if (strncmp(n->name, name, len) == 0 && n->name[len] == '\0')
 			return n;
 	}
 }
 
+static void place(uint64_t *slots, size_t mask, uint64_t h, size_t node)
+{
+	size_t i = h & mask;
+
+	while (slots[i])
+		i = (i + 1) & mask;
+	slots[i] = (h & 0xffffffff00000000ull) | (uint64_t)(node + 1);
+}
+
+/* Doubles the slot array (rehashing every node) and makes room for one more node. */
 static int grow(struct name_table *t)
 {
 	size_t cap = t->mask ? (t->mask + 1) * 2 : 16;
-	struct name_node *v = calloc(cap, sizeof(*v));
+	uint64_t *v;
 
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 8;
+		struct name_node *nv = realloc(t->nodes, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->nodes = nv;
+		t->cap = nc;
+	}
+	if ((t->n + 1) * 2 <= t->mask + 1)
+		return 0;
+	v = calloc(cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; t->mask && i <= t->mask; i++) {
-		struct name_node *o = &t->slots[i];
-		size_t j = o->hash & (cap - 1);
-
-		if (!o->name)
-			continue;
-		while (v[j].name)
-			j = (j + 1) & (cap - 1);
-		v[j] = *o;
-	}
+	for (size_t i = 0; i < t->n; i++)
+		place(v, cap - 1, name_hash(t->nodes[i].name, strlen(t->nodes[i].name)), i);
 	free(t->slots);
 	t->slots = v;
 	t->mask = cap - 1;
@@ -144,30 +167,29 @@ static int grow(struct name_table *t)
 int name_table_get(struct name_table *t, const char *name, struct name_node **out)
 {
 	size_t len = strlen(name);
-	uint64_t h = name_hash(name, len);
-	size_t i;
+	struct name_node *n = (struct name_node *)name_table_find(t, name, len);
 
-	if ((t->n + 1) * 2 > t->mask + 1 && grow(t))
-		return -ENOMEM;
-	for (i = h & t->mask; t->slots[i].name; i = (i + 1) & t->mask) {
-		if (t->slots[i].hash == h && strcmp(t->slots[i].name, name) == 0) {
-			*out = &t->slots[i];
-			return 0;
-		}
+	if (n) {
+		*out = n;
+		return 0;
 	}
-	t->slots[i].name = strdup(name);
-	if (!t->slots[i].name)
+	if (len > UINT32_MAX || t->n >= UINT32_MAX - 1 || grow(t))
 		return -ENOMEM;
-	t->slots[i].hash = h;
+	n = &t->nodes[t->n];
+	*n = (struct name_node){ .name = strdup(name) };
+	if (!n->name)
+		return -ENOMEM;
+	place(t->slots, t->mask, name_hash(name, len), t->n);
 	t->n++;
-	*out = &t->slots[i];
+	*out = n;
 	return 0;
 }
 
 void name_table_free(struct name_table *t)
 {
-	for (size_t i = 0; t->mask && i <= t->mask; i++)
-		free(t->slots[i].name);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->nodes[i].name);
+	free(t->nodes);
 	free(t->slots);
 	*t = (struct name_table){ 0 };
 }

@@ -26,16 +26,21 @@ struct pol_rule {
 enum name_kind { NK_EXACT_ALLOW, NK_WILD_ALLOW, NK_EXACT_DENY, NK_WILD_DENY, NK__MAX };
 
 struct name_node {
-	char *name;               /* NULL: empty slot */
-	uint64_t hash;
+	char *name;
 	struct pol_rule *r[NK__MAX];
 };
 
-/* Open addressing, linear probing, load <= 1/2. */
+/*
+ * Open addressing, linear probing, load <= 1/2, over a compact slot array: a slot is
+ * the high 32 bits of the name's hash and the node's index + 1 (0: empty), so a probe
+ * (and most misses of the suffix walk) touches 8 bytes, and the node and its name are
+ * read only when the tag matches. Nodes are dense, in insertion order.
+ */
 struct name_table {
-	struct name_node *slots;
+	uint64_t *slots;
 	size_t mask;              /* capacity - 1 (power of two); 0 when empty */
-	size_t n;
+	struct name_node *nodes;
+	size_t n, cap;            /* nodes in use, allocated */
 };
 
 uint64_t name_hash(const char *s, size_t len);
