@@ -154,6 +154,23 @@ static int reload_load(struct daemon *d, struct sg_config **out, char *err, size
 	return ret;
 }
 
+/*
+ * The replaced config stays allocated until exit: parts started with it (the audit
+ * sensors' marks and sensitive paths, the sinks, the metrics listener) keep pointers
+ * into it. A reload costs one config's memory.
+ */
+static void retire(struct daemon *d, struct sg_config *old)
+{
+	struct sg_config **v = realloc(d->retired, (d->n_retired + 1) * sizeof(*v));
+
+	if (!v) {
+		log_warnx("reload: out of memory keeping the old config (leaked)");
+		return;
+	}
+	v[d->n_retired++] = old;
+	d->retired = v;
+}
+
 int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct sg_config *fresh = NULL;
@@ -183,7 +200,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	replace_str(&fresh->state_dir, d->cfg->state_dir);
 	replace_str(&fresh->control_socket, d->cfg->control_socket);
 	replace_str(&fresh->host, d->cfg->host);
-	config_free(d->cfg);
+	retire(d, d->cfg);
 	d->cfg = fresh;
 	return 0;
 }
@@ -279,6 +296,9 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 		close(d->sigfd);
 	loop_free(d->loop);
 	config_free(d->cfg);
+	for (size_t i = 0; i < d->n_retired; i++)
+		config_free(d->retired[i]);
+	free(d->retired);
 }
 
 int daemon_main(const struct daemon_opts *opts)

@@ -34,6 +34,8 @@ struct daemon_opts {
 struct daemon {
 	struct daemon_opts opts;
 	struct sg_config *cfg;
+	struct sg_config **retired;  /* configs a reload replaced, freed at exit */
+	size_t n_retired;
 	struct journal *journal;
 	struct loop *loop;
 	struct control *control;

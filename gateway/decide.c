@@ -6,6 +6,7 @@
  * would-be-blocked flow through and says would_block. With gateway.enforce false the
  * gateway only observes: everything is allowed with reason no_policy.
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,20 @@ static void set_verdict(struct flow *f, const struct policy *p,
 	}
 }
 
+static bool ip_literal(const char *in, size_t len)
+{
+	char b[64];
+	uint8_t a[16];
+
+	if (len >= sizeof(b))
+		return false;
+	if (in[0] == '[')
+		return true;
+	memcpy(b, in, len);
+	b[len] = '\0';
+	return inet_pton(AF_INET, b, a) == 1 || inet_pton(AF_INET6, b, a) == 1;
+}
+
 /* A name read from the wire made comparable; NULL when absent or invalid. */
 static const char *norm(const char *in, char out[POLICY_NAME_MAX], bool *bad)
 {
@@ -72,7 +87,9 @@ static const char *norm(const char *in, char out[POLICY_NAME_MAX], bool *bad)
 	if (in[0] != '[' && colon)
 		len = (size_t)(colon - in);
 	if (policy_name_normalize(in, len, out, &why) != 0) {
-		*bad = true;
+		/* An address literal (http://198.18.1.2/) carries no name to check. */
+		if (!ip_literal(in, len))
+			*bad = true;
 		return NULL;
 	}
 	return out;
