@@ -2,7 +2,8 @@
  * CIDR rules of one family: a hash table keyed by (prefix length, masked network), and
  * the list of prefix lengths in use, longest first. A lookup masks the address once per
  * length in use and probes, so it costs at most 33 (IPv4) or 129 (IPv6) probes and in
- * practice a handful, whatever the number of rules.
+ * practice a handful, whatever the number of rules; a bit filter lets an address no
+ * long rule can hold skip the long lengths.
  */
 #include "policy/policy_int.h"
 
@@ -100,6 +101,35 @@ static void chain_append(struct pol_rule **head, struct pol_rule *r)
 	*head = r;
 }
 
+/* The filter's bit for an address, and the shortest length the filter covers. */
+static unsigned filter_len(const struct cidr_table *t)
+{
+	return t->alen == 4 ? 16 : 32;
+}
+
+static uint32_t filter_key(const struct cidr_table *t, const uint8_t *a)
+{
+	uint32_t w;
+
+	if (t->alen == 4)
+		return (uint32_t)a[0] << 8 | a[1];
+	w = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+	return (w * 0x9e3779b1u) >> 16;
+}
+
+static int filter_set(struct cidr_table *t, const uint8_t *net)
+{
+	uint32_t k = filter_key(t, net);
+
+	if (!t->filter) {
+		t->filter = calloc(CIDR_FILTER_BITS / 64, sizeof(uint64_t));
+		if (!t->filter)
+			return -ENOMEM;
+	}
+	t->filter[k / 64] |= 1ull << (k % 64);
+	return 0;
+}
+
 int cidr_table_add(struct cidr_table *t, const uint8_t *net, uint8_t prefix, bool deny,
 		   struct pol_rule *r)
 {
@@ -109,6 +139,8 @@ int cidr_table_add(struct cidr_table *t, const uint8_t *net, uint8_t prefix, boo
 	if ((t->n + 1) * 2 > t->mask + 1 && grow(t))
 		return -ENOMEM;
 	mask_addr(a, net, t->alen, prefix);
+	if (prefix >= filter_len(t) && filter_set(t, a))
+		return -ENOMEM;
 	n = probe(t, a, prefix);
 	if (!n->used) {
 		memcpy(n->addr, a, 16);
@@ -134,9 +166,17 @@ void cidr_table_match(const struct cidr_table *t, const uint8_t *addr, uint16_t 
 		      bool any_port, struct cidr_match *m)
 {
 	uint8_t a[16];
+	size_t i = 0;
 
 	*m = (struct cidr_match){ 0 };
-	for (size_t i = 0; i < t->n_lens && !(m->allow && m->deny); i++) {
+	if (t->filter) {
+		uint32_t k = filter_key(t, addr);
+
+		if (!(t->filter[k / 64] & (1ull << (k % 64))))
+			while (i < t->n_lens && t->lens[i] >= filter_len(t))
+				i++;   /* no rule this long can hold addr */
+	}
+	for (; i < t->n_lens && !(m->allow && m->deny); i++) {
 		const struct cidr_node *n;
 
 		mask_addr(a, addr, t->alen, t->lens[i]);
@@ -154,6 +194,8 @@ void cidr_table_match(const struct cidr_table *t, const uint8_t *addr, uint16_t 
 
 void cidr_table_free(struct cidr_table *t)
 {
+	free(t->filter);
+	t->filter = NULL;
 	free(t->slots);
 	t->slots = NULL;
 	t->mask = 0;

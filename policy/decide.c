@@ -27,31 +27,51 @@ static const struct pol_rule *first_for(const struct pol_rule *r, uint16_t port,
 	return NULL;
 }
 
-/*
- * The most specific rule of one side (allow or deny) that matches name: an exact rule
- * for the name itself, else a wildcard rule of its nearest proper suffix that has one
- * ("*.b.c" matches "a.b.c" and "x.a.b.c", never "b.c"). any_port: rules with port lists
- * count whatever port; otherwise only rules that list port (port 0: only rules without
- * a port list).
- */
-static const struct pol_rule *match_name(const struct policy *p, const char *name,
-					 bool deny, uint16_t port, bool any_port)
-{
-	size_t len = strlen(name);
-	const struct name_node *n = name_table_find(&p->names, name, len);
-	const struct pol_rule *r;
+/* What one name matched: the most specific rule of each side, and the DoH flag. */
+struct name_match {
+	const struct pol_rule *deny;
+	const struct pol_rule *allow;
+	bool doh;
+};
 
-	if (n && (r = first_for(n->r[deny ? NK_EXACT_DENY : NK_EXACT_ALLOW], port, any_port)))
-		return r;
-	for (const char *s = memchr(name, '.', len); s; s = memchr(s, '.', len)) {
-		s++;
-		len = strlen(s);
-		n = name_table_find(&p->names, s, len);
-		if (n && (r = first_for(n->r[deny ? NK_WILD_DENY : NK_WILD_ALLOW], port,
-					any_port)))
-			return r;
+/*
+ * Matches name against both sides in one walk: an exact rule for the name itself, else
+ * a wildcard rule of its nearest proper suffix that has one ("*.b.c" matches "a.b.c" and
+ * "x.a.b.c", never "b.c"), the most specific winning on each side. Deny rules count only
+ * when they list port (port 0: only deny rules without a port list); allow rules the
+ * same, unless any_port_allow (a DNS query: the name is allowed on some port).
+ */
+static void match_name(const struct policy *p, const char *name, uint16_t port,
+		       bool any_port_allow, struct name_match *m)
+{
+	size_t len = strlen(name), labels = 1;
+	const struct name_node *n = name_table_find(&p->names, name, len);
+
+	*m = (struct name_match){ 0 };
+	if (n) {
+		m->deny = first_for(n->r[NK_EXACT_DENY], port, false);
+		m->allow = first_for(n->r[NK_EXACT_ALLOW], port, any_port_allow);
+		m->doh = n->doh;
 	}
-	return NULL;
+	if (!p->wild_depths)
+		return;
+	for (size_t i = 0; i < len; i++)
+		labels += name[i] == '.';
+	/* Only suffixes as deep as some wildcard's base are looked up. */
+	for (const char *s = memchr(name, '.', len); s && !(m->deny && m->allow);) {
+		s++;
+		len -= (size_t)(s - name);
+		name = s;
+		labels--;
+		if (p->wild_depths & depth_bit(labels)) {
+			n = name_table_find(&p->names, s, len);
+			if (n && !m->deny)
+				m->deny = first_for(n->r[NK_WILD_DENY], port, false);
+			if (n && !m->allow)
+				m->allow = first_for(n->r[NK_WILD_ALLOW], port, any_port_allow);
+		}
+		s = memchr(s, '.', len);
+	}
 }
 
 /* ---- the decision ----------------------------------------------------------------- */
@@ -103,7 +123,7 @@ static void reset(struct policy_decision *d)
 void policy_decide_query(const struct policy *p, const char *name,
 			 struct policy_decision *d)
 {
-	const struct pol_rule *r;
+	struct name_match m;
 
 	reset(d);
 	if (!name || !*name) {
@@ -115,19 +135,15 @@ void policy_decide_query(const struct policy *p, const char *name,
 		return;
 	}
 	/* A deny with a port list denies flows to those ports, not the name itself. */
-	if ((r = match_name(p, name, true, 0, false))) {
-		decide(p, d, true, "denied_domain", r);
-		return;
-	}
-	if (p->settings.doh == SG_BLOCK && policy_set_doh_name(p->set, name)) {
+	match_name(p, name, 0, true, &m);
+	if (m.deny)
+		decide(p, d, true, "denied_domain", m.deny);
+	else if (m.doh && p->settings.doh == SG_BLOCK)
 		decide(p, d, true, "doh_endpoint", NULL);
-		return;
-	}
-	if ((r = match_name(p, name, false, 0, true))) {
-		decide(p, d, false, "allowed_domain", r);
-		return;
-	}
-	decide(p, d, true, "not_allowed", NULL);
+	else if (m.allow)
+		decide(p, d, false, "allowed_domain", m.allow);
+	else
+		decide(p, d, true, "not_allowed", NULL);
 }
 
 /* ---- addresses -------------------------------------------------------------------- */
@@ -210,23 +226,37 @@ static bool is_bound(const struct policy_flow *f, const char *name)
 	return false;
 }
 
+/* The names a flow carries and what they matched (SNI, then Host). */
+struct flow_names {
+	const char *name[2];
+	struct name_match m[2];
+};
+
+static void flow_names_match(const struct policy *p, const struct policy_flow *f,
+			     struct flow_names *fn)
+{
+	fn->name[0] = f->sni && *f->sni ? f->sni : NULL;
+	fn->name[1] = f->http_host && *f->http_host ? f->http_host : NULL;
+	for (size_t i = 0; i < 2; i++)
+		if (fn->name[i])
+			match_name(p, fn->name[i], f->dport, false, &fn->m[i]);
+		else
+			fn->m[i] = (struct name_match){ 0 };
+}
+
 /* Deny rules and the canary for the names the flow carries (SNI first, then Host). */
-static bool names_denied(const struct policy *p, const struct policy_flow *f,
+static bool names_denied(const struct policy *p, const struct flow_names *fn,
 			 struct policy_decision *d)
 {
-	const char *names[2] = { f->sni, f->http_host };
-
 	for (size_t i = 0; i < 2; i++) {
-		const struct pol_rule *r;
-
-		if (!names[i] || !*names[i])
+		if (!fn->name[i])
 			continue;
-		if (strcmp(names[i], CANARY) == 0) {
+		if (strcmp(fn->name[i], CANARY) == 0) {
 			decide(p, d, true, "canary_domain", NULL);
 			return true;
 		}
-		if ((r = match_name(p, names[i], true, f->dport, false))) {
-			decide(p, d, true, "denied_domain", r);
+		if (fn->m[i].deny) {
+			decide(p, d, true, "denied_domain", fn->m[i].deny);
 			return true;
 		}
 	}
@@ -235,19 +265,17 @@ static bool names_denied(const struct policy *p, const struct policy_flow *f,
 
 /* DoT, DoH, QUIC and ECH: the protocol blocks that no allow rule lifts. */
 static bool protocol_blocked(const struct policy *p, const struct policy_flow *f,
-			     struct policy_decision *d)
+			     const struct flow_names *fn, struct policy_decision *d)
 {
 	const struct sg_policy *s = &p->settings;
 	bool quic = f->quic || (f->l4 == IPPROTO_UDP && f->dport == QUIC_PORT);
 
 	if (tcp_or_udp(f->l4) && f->dport == DOT_PORT && s->dot == SG_BLOCK)
 		decide(p, d, true, "dot", NULL);
-	else if (s->doh == SG_BLOCK && (policy_set_doh_name(p->set, f->sni) ||
-					policy_set_doh_name(p->set, f->http_host) ||
+	else if (s->doh == SG_BLOCK && (fn->m[0].doh || fn->m[1].doh ||
 					policy_set_doh_addr(p->set, f->family, f->dst)))
 		decide(p, d, true, "doh_endpoint", NULL);
-	else if (quic && (s->quic == SG_QUIC_BLOCK ||
-			  (s->quic == SG_QUIC_SNI && (!f->sni || !*f->sni))))
+	else if (quic && (s->quic == SG_QUIC_BLOCK || (s->quic == SG_QUIC_SNI && !fn->name[0])))
 		decide(p, d, true, "quic", NULL);
 	else if (f->ech && s->ech == SG_BLOCK)
 		decide(p, d, true, "ech", NULL);
@@ -263,31 +291,30 @@ static bool protocol_blocked(const struct policy *p, const struct policy_flow *f
  * one bound name still allowed for this port (and not denied) carries the flow.
  */
 static void decide_bound(const struct policy *p, const struct policy_flow *f,
-			 struct policy_decision *d)
+			 const struct flow_names *fn, struct policy_decision *d)
 {
-	const struct pol_rule *r = NULL, *hr;
+	static const char *const mismatch[2] = { "sni_mismatch", "host_mismatch" };
+	const struct pol_rule *r = NULL;
+	struct name_match m;
 
-	if (f->sni && *f->sni) {
-		r = match_name(p, f->sni, false, f->dport, false);
-		if (!r || !is_bound(f, f->sni)) {
-			decide(p, d, true, "sni_mismatch", NULL);
-			return;
-		}
-	}
-	if (f->http_host && *f->http_host) {
-		hr = match_name(p, f->http_host, false, f->dport, false);
-		if (!hr || !is_bound(f, f->http_host)) {
-			decide(p, d, true, "host_mismatch", NULL);
+	for (size_t i = 0; i < 2; i++) {
+		if (!fn->name[i])
+			continue;
+		if (!fn->m[i].allow || !is_bound(f, fn->name[i])) {
+			decide(p, d, true, mismatch[i], NULL);
 			return;
 		}
 		if (!r)
-			r = hr;
+			r = fn->m[i].allow;
 	}
 	for (size_t i = 0; !r && i < f->n_bound; i++) {
 		const char *b = f->bound_names[i];
 
-		if (b && *b && !match_name(p, b, true, f->dport, false))
-			r = match_name(p, b, false, f->dport, false);
+		if (!b || !*b)
+			continue;
+		match_name(p, b, f->dport, false, &m);
+		if (!m.deny)
+			r = m.allow;
 	}
 	if (!r) {
 		decide(p, d, true, "not_allowed", NULL);
@@ -300,6 +327,7 @@ void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
 			struct policy_decision *d)
 {
 	struct cidr_match m;
+	struct flow_names fn;
 
 	reset(d);
 	cidr_match(p, f->family, f->dst, f->dport, &m);
@@ -307,7 +335,8 @@ void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
 		decide(p, d, true, "denied_cidr", m.deny);
 		return;
 	}
-	if (names_denied(p, f, d) || protocol_blocked(p, f, d) ||
+	flow_names_match(p, f, &fn);
+	if (names_denied(p, &fn, d) || protocol_blocked(p, f, &fn, d) ||
 	    private_blocked(p, f->family, f->dst, &m, d))
 		return;
 	if (m.allow) {
@@ -315,7 +344,7 @@ void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
 		return;
 	}
 	if (f->n_bound)
-		decide_bound(p, f, d);
+		decide_bound(p, f, &fn, d);
 	else
 		decide(p, d, true, "not_allowed", NULL);
 }

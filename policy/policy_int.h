@@ -28,6 +28,7 @@ enum name_kind { NK_EXACT_ALLOW, NK_WILD_ALLOW, NK_EXACT_DENY, NK_WILD_DENY, NK_
 struct name_node {
 	char *name;
 	struct pol_rule *r[NK__MAX];
+	bool doh;                 /* on the DoH endpoint list (exact name) */
 };
 
 /*
@@ -66,7 +67,15 @@ struct cidr_table {
 	uint8_t lens[129];        /* prefix lengths in use, longest first */
 	size_t n_lens;
 	size_t alen;              /* 4 or 16 */
+	/*
+	 * A filter over the first 16 bits (IPv4) or a hash of the first 32 bits (IPv6) of
+	 * every rule at least that long: a clear bit means no such rule can hold the
+	 * address, so its lookup probes only the shorter lengths. Most flows go to
+	 * addresses no CIDR covers; this keeps them from probing every length.
+	 */
+	uint64_t *filter;         /* CIDR_FILTER_BITS bits; NULL until a rule needs it */
 };
+#define CIDR_FILTER_BITS 65536u
 
 /* The result of one CIDR lookup: the longest matching rule of each kind, or NULL. */
 struct cidr_match {
@@ -84,6 +93,12 @@ void cidr_table_free(struct cidr_table *t);
 
 bool pol_rule_has_port(const struct pol_rule *r, uint16_t port);
 
+/* The bit of wild_depths for a name of `labels` labels. */
+static inline uint64_t depth_bit(size_t labels)
+{
+	return 1ull << (labels < 63 ? labels : 63);
+}
+
 /* A private class and the length of its range (for "explicitly allowed"). */
 struct private_class {
 	const char *name;
@@ -96,6 +111,7 @@ struct policy {
 	struct sg_policy settings;     /* deep copy; settings.name is name */
 	struct name_table names;
 	struct cidr_table v4, v6;
+	uint64_t wild_depths;          /* bit d: a wildcard rule's base has d labels (63: >= 63) */
 	struct pol_rule *rules;        /* every compiled rule, one block */
 	const struct policy_set *set;
 };
@@ -104,7 +120,6 @@ struct policy_set {
 	atomic_uint refs;
 	struct policy *v;
 	size_t n;
-	struct name_table doh_names;   /* DoH endpoints by name (exact) */
 	uint8_t *doh_v4;               /* sorted 4-byte addresses */
 	size_t n_doh_v4;
 	uint8_t *doh_v6;               /* sorted 16-byte addresses */
@@ -121,7 +136,6 @@ struct doh_list {
 	size_t n_v6;
 };
 
-bool policy_set_doh_name(const struct policy_set *s, const char *name);
 bool policy_set_doh_addr(const struct policy_set *s, int family, const uint8_t *addr);
 
 #endif

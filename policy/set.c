@@ -1,8 +1,9 @@
 /*
  * Compiling a config's policies into a policy_set: a deep copy of each sg_policy (so
- * the config may be freed) plus its name table and CIDR tables, and the DoH list as a
- * name table and sorted address arrays. Readers share a set by reference count; the
- * last policy_set_unref() frees it, so a reload can swap sets under running workers.
+ * the config may be freed) plus its name table (the DoH names included) and CIDR
+ * tables, and the DoH addresses as sorted arrays. Readers share a set by reference
+ * count; the last policy_set_unref() frees it, so a reload can swap sets under running
+ * workers.
  */
 #include "policy/policy_int.h"
 
@@ -105,6 +106,13 @@ static int add_rule(struct policy *p, const struct sg_rule *r, bool deny,
 
 		if (name_table_get(&p->names, r->domain, &n))
 			return -ENOMEM;
+		if (r->wildcard) {
+			size_t labels = 1;
+
+			for (const char *c = r->domain; *c; c++)
+				labels += *c == '.';
+			p->wild_depths |= depth_bit(labels);
+		}
 		for (head = &n->r[k]; *head; head = &(*head)->next)
 			;
 		*head = pr;
@@ -123,7 +131,8 @@ static void policy_free_one(struct policy *p)
 	settings_free(&p->settings);
 }
 
-static int policy_compile(struct policy *p, const struct sg_policy *in)
+static int policy_compile(struct policy *p, const struct sg_policy *in,
+			  const struct doh_list *doh)
 {
 	size_t n = in->n_allow + in->n_deny, k = 0;
 
@@ -141,10 +150,18 @@ static int policy_compile(struct policy *p, const struct sg_policy *in)
 	for (size_t i = 0; i < p->settings.n_allow; i++, k++)
 		if (add_rule(p, &p->settings.allow[i], false, &p->rules[k]))
 			return -ENOMEM;
+	/* DoH names go into each policy's own table: one lookup answers both questions. */
+	for (size_t i = 0; doh && i < doh->n_names; i++) {
+		struct name_node *node;
+
+		if (name_table_get(&p->names, doh->names[i], &node))
+			return -ENOMEM;
+		node->doh = true;
+	}
 	return 0;
 }
 
-/* ---- the DoH list ----------------------------------------------------------------- */
+/* ---- the DoH list's addresses (its names are in each policy's table) ------------- */
 
 static int addr_cmp4(const void *a, const void *b)
 {
@@ -173,23 +190,12 @@ static int doh_compile(struct policy_set *s, const struct doh_list *doh)
 {
 	if (!doh)
 		return 0;
-	for (size_t i = 0; i < doh->n_names; i++) {
-		struct name_node *n;
-
-		if (name_table_get(&s->doh_names, doh->names[i], &n))
-			return -ENOMEM;
-	}
 	s->n_doh_v4 = doh->n_v4;
 	s->n_doh_v6 = doh->n_v6;
 	if (copy_sorted(doh->v4, doh->n_v4, 4, &s->doh_v4) ||
 	    copy_sorted(doh->v6, doh->n_v6, 16, &s->doh_v6))
 		return -ENOMEM;
 	return 0;
-}
-
-bool policy_set_doh_name(const struct policy_set *s, const char *name)
-{
-	return name && name_table_find(&s->doh_names, name, strlen(name)) != NULL;
 }
 
 bool policy_set_doh_addr(const struct policy_set *s, int family, const uint8_t *addr)
@@ -208,7 +214,6 @@ static void set_free(struct policy_set *s)
 	for (size_t i = 0; s->v && i < s->n; i++)
 		policy_free_one(&s->v[i]);
 	free(s->v);
-	name_table_free(&s->doh_names);
 	free(s->doh_v4);
 	free(s->doh_v6);
 	free(s);
@@ -229,7 +234,7 @@ int policy_set_build(const struct sg_config *c, const struct doh_list *doh,
 		goto out;
 	for (; s->n < c->n_policies; s->n++) {
 		s->v[s->n].set = s;
-		if (policy_compile(&s->v[s->n], &c->policies[s->n])) {
+		if (policy_compile(&s->v[s->n], &c->policies[s->n], doh)) {
 			s->n++;   /* free the partly compiled one too */
 			goto out;
 		}
