@@ -252,5 +252,14 @@ int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char 
 	policy_set_unref(set);
 	log_info("gateway: policies reloaded in %lld us",
 		 (long long)(time_mono_us() - t0));
+	if (fresh->gateway.revoke_on_reload) {
+		size_t n = 0;
+
+		ret = gateway_revoke(d->gateway, &n);
+		if (ret)
+			log_errno(ret, "gateway: revoking flows the new policy blocks");
+		else if (n)
+			log_info("gateway: %zu established flows revoked", n);
+	}
 	return 0;
 }

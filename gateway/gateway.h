@@ -71,6 +71,13 @@ int gateway_session_policy(struct gateway *g, uint32_t mark_id, const char *poli
 void gateway_set_policies(struct gateway *g, struct policy_set *set,
 			  const struct sg_resolver *res, size_t n_res);
 /*
+ * After gateway_set_policies, with gateway.revoke_on_reload: decides every allowed flow
+ * again; those now blocked get the deny verdict in their conntrack mark (the kernel
+ * rejects their next packet) and a policy.revoke event. *n_revoked: how many. 0 or -errno
+ * (the flows counted were still marked denied in the gateway's own table).
+ */
+int gateway_revoke(struct gateway *g, size_t *n_revoked);
+/*
  * Sessions whose blocked attempts passed gateway.block_burst within the window and whose
  * policy says terminate_on_violation, taken out one at a time (mark id, session id):
  * the main thread terminates them. 0 with one taken, -ENOENT none. efd is an eventfd

@@ -126,6 +126,38 @@ echeck "policy.violation: burst, action terminate" "$e" '.burst == 4 and .action
 wait_ev 10 '.event == "session.terminate" and .session_id == "s2"'
 e=$(evq '.event == "session.terminate" and .session_id == "s2"' | head -1)
 echeck "session terminated for policy_violation" "$e" '.reason == "policy_violation"'
+# ---- revoke_on_reload: an established flow the new policy blocks is reset ----------------------
+cat >"$T_TMP/revoke.py" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("198.18.1.2", 9000), timeout=3)
+s.sendall(b"a" * 100)
+open(sys.argv[1], "w").close()
+time.sleep(3)
+try:
+    for i in range(20):
+        s.sendall(b"b" * 100)
+        time.sleep(0.1)
+    print("flowing")
+except OSError:
+    print("reset")
+PY
+in_sess s1 python3 "$T_TMP/revoke.py" "$T_TMP/revoke.started" >"$T_TMP/revoke.out" 2>&1 &
+rv=$!
+cleanup "kill $rv"
+wait_for "the flow to revoke" 5 test -f "$T_TMP/revoke.started"
+GW_ENFORCE=true gw_config "$T_TMP/c.yaml" "  resolvers: [198.18.1.2]
+  revoke_on_reload: true
+policies:
+  default:
+    allow:
+      - domain: other.web.test"
+out=$(sg reload 2>&1)
+check "reload with revoke_on_reload: accepted" test "$out" = reloaded
+wait $rv
+check "revoked flow: reset on its next packet ($(cat "$T_TMP/revoke.out"))" grep -qx reset "$T_TMP/revoke.out"
+e=$(evq '.event == "policy.revoke" and .dst.port == 9000' | head -1)
+echeck "policy.revoke: the flow, not_allowed" "$e" '.session_id == "s1" and .reason == "not_allowed" and (.flow_id | type) == "number"'
+
 m=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics")
 check "metrics: violations and per-session blocked counters" bash -c \
 	'grep -Eq "^sandgate_gateway_violations_total [1-9]" <<<"$1" && grep -Eq "session_blocked_total\{session=\"s2\"\} [5-9]" <<<"$1"' _ "$m"
