@@ -3,8 +3,11 @@
  * policy_name_normalize(), then policy_decide_query() and policy_decide_flow() with the
  * result against a small compiled policy (exact, wildcard, deny, ports, DoH list).
  * Checks the invariants too: a normalised name is lowercase, at most 253 bytes, and
- * normalises to itself; every decision has a reason.
+ * normalises to itself; every decision has a reason; and the query decision equals
+ * that of a plain linear scan of the configured rules (a differential check of the
+ * hashed matcher and its suffix walk).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,20 +36,51 @@ static const char yaml[] =
 
 static const char doh[] = "dns.google\ndoh.lab.test\n198.18.99.1\n";
 
+static struct sg_config *config;   /* kept for the reference matcher */
+
 static const struct policy *policy(void)
 {
 	static struct policy_set *set;
-	struct sg_config *c = NULL;
 	struct doh_list *l = NULL;
 
 	if (set)
 		return policy_find(set, NULL);
-	if (config_load_buffer("fuzz.yaml", yaml, strlen(yaml), &c, NULL) ||
-	    doh_list_parse("doh", doh, strlen(doh), &l, NULL) || policy_set_build(c, l, &set))
+	if (config_load_buffer("fuzz.yaml", yaml, strlen(yaml), &config, NULL) ||
+	    doh_list_parse("doh", doh, strlen(doh), &l, NULL) ||
+	    policy_set_build(config, l, &set))
 		abort();
-	config_free(c);
 	doh_list_free(l);
 	return policy_find(set, NULL);
+}
+
+static bool ref_match(const struct sg_rule *r, const char *name)
+{
+	size_t n = strlen(name), d;
+
+	if (r->kind != SG_RULE_DOMAIN)
+		return false;
+	d = strlen(r->domain);
+	if (!r->wildcard)
+		return strcmp(name, r->domain) == 0;
+	return n > d + 1 && name[n - d - 1] == '.' && strcmp(name + n - d, r->domain) == 0;
+}
+
+/* docs/policy.md, "A DNS query", by linear scan. */
+static const char *ref_query(const char *name)
+{
+	const struct sg_policy *p = config_policy(config, NULL);
+
+	if (strcmp(name, "use-application-dns.net") == 0)
+		return "canary_domain";
+	for (size_t i = 0; i < p->n_deny; i++)
+		if (!p->deny[i].n_ports && ref_match(&p->deny[i], name))
+			return "denied_domain";
+	if (strcmp(name, "dns.google") == 0 || strcmp(name, "doh.lab.test") == 0)
+		return "doh_endpoint";
+	for (size_t i = 0; i < p->n_allow; i++)
+		if (ref_match(&p->allow[i], name))
+			return "allowed_domain";
+	return "not_allowed";
 }
 
 static void check_name(const char *name)
@@ -80,8 +114,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_name(name);
 	policy_decide_query(p, name, &d);
-	if (!d.reason)
+	if (!d.reason || strcmp(d.reason, ref_query(name)) != 0) {
+		fprintf(stderr, "%s: %s, reference %s\n", name, d.reason, ref_query(name));
 		abort();
+	}
 	bound[0] = name;
 	f.dport = size & 1 ? 443 : 80;
 	f.sni = size & 2 ? name : NULL;
