@@ -3,8 +3,8 @@
  * the ruleset (nft/) queues, parsing DNS and the first bytes of new flows, recording
  * net.dns / net.connect and answering with a verdict in the packet mark; one conntrack
  * thread turning flow ends and periodic dumps into net.flow, and queue drops into
- * sensor.loss. Observe mode for now: every flow is allowed (reason "no_policy"); the
- * decision is one function (gw_decide, gateway/decide.c) for the policy work to change.
+ * sensor.loss. Each session's policy decides its queries and flows (gateway/decide.c,
+ * gateway/dnsh.c; gw_config.enforce false: observe only, every flow allowed).
  * Design: docs/gateway.md. Returns 0 or -errno; nothing here logs except the threads'
  * loops (once per failure, at the edge).
  */
