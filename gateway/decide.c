@@ -98,7 +98,7 @@ static const char *norm(const char *in, char out[POLICY_NAME_MAX], bool *bad)
 /* DNS to a resolver not configured: blocked whatever the names. */
 static bool decide_dns(struct gateway *g, struct flow *f, const struct policy *p)
 {
-	struct policy_decision d = { .verdict = POLICY_ALLOW, .reason = "resolver" };
+	struct policy_decision d = { .verdict = POLICY_ALLOW, .reason = "resolver_allowed" };
 
 	if (f->dport == 53 && !gw_resolver_ok(g, f->family, f->dst, f->dport)) {
 		d.verdict = POLICY_BLOCK;
