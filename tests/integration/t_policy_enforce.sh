@@ -203,6 +203,21 @@ check "ECH: no ClientHello reached upstream" test "$(cnt tls_data)" = "$before"
 e=$(ev1 '.event == "net.connect" and .ech == true')
 echeck "net.connect ech, outer SNI logged" "$e" '.verdict == "blocked" and .reason == "ech" and .sni == "api.web.test"'
 
+# ---- interface mode: a sandbox behind its own veth, the same policy ---------------------
+sg session create --id box --iface gwsbx >/dev/null && sg session start box >/dev/null
+in_sbx() { ip netns exec "$SBX" "$@"; }
+out=$(in_sbx dig +time=2 +tries=1 @198.18.1.2 evil.web.test A)
+check "sandbox: blocked name REFUSED (answer routed back to the veth)" grep -q "status: REFUSED" <<<"$out"
+e=$(ev1 '.event == "net.dns" and .qname == "evil.web.test" and .session_id == "box"')
+echeck "sandbox: net.dns blocked" "$e" '.verdict == "blocked" and .reason == "not_allowed" and .rcode == "REFUSED"'
+out=$(in_sbx dig +short +time=2 +tries=1 @198.18.1.2 api.web.test A)
+n=$(in_sbx curl -sk -o /dev/null -w '%{size_download}' --max-time 5 \
+	--resolve api.web.test:443:198.18.1.2 https://api.web.test/f100k)
+check "sandbox: allowed name resolves and connects" test "$out/$n" = 198.18.1.2/102400
+in_sbx curl -s -o /dev/null --max-time 5 http://198.18.1.4:9000/
+check "sandbox: IP without DNS refused" test $? = 7
+check "sandbox: nothing reached upstream" test "$(cnt ip_only)" = 0
+
 # ---- report-only: everything flows, events say would_block ------------------------------------
 out=$(in_sess s3 dig +short +time=2 +tries=1 @198.18.1.2 evil.web.test A)
 check "report mode: a blocked name still resolves" test "$out" = 198.18.1.2
