@@ -15,13 +15,14 @@ trap 'rm -rf "$TMP"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 for ((r = 0; r < RUNS; r++)); do
-	# One core: the gateway's NFQUEUE workers each decide on their own core.
-	taskset -c 0 "$B/bench/bench_policy" 42 >"$TMP/run$r.txt"
+	# Single-threaded, like one NFQUEUE worker; not pinned: on a shared machine the
+	# scheduler's choice of the idler core disturbs the figures less than a fixed one.
+	"$B/bench/bench_policy" 42 >"$TMP/run$r.txt"
 done
 cat "$TMP"/run*.txt >"$TMP/all.txt"
 get() { awk -v k="$1" -v f="$2" '$1 == k {print $f}' "$TMP/all.txt" | median; }
 
-echo "runs=$RUNS (medians of the runs); $(grep '^rules' "$TMP/run0.txt")"
+echo "runs=$RUNS (medians of the runs); $(grep '^rules' "$TMP/run0.txt"); $(cc --version | head -1); load: $(cut -d" " -f1-3 /proc/loadavg)"
 echo "parse (config_load_buffer): $(get parse_ms 2) ms"
 echo "build (policy_set_build):   $(get build_ms 2) ms"
 for k in query flow; do
