@@ -1,8 +1,8 @@
 /*
  * The policy semantics, one test per row of docs/policy.md's table (the row id is in
  * the test's name), on policies loaded with config_load_buffer() from the YAML below and
- * compiled with a DoH list parsed from text. Also: the DoH list's errors with file:line,
- * name normalisation edge cases, policy lookup by name and reference counting.
+ * compiled with a DoH list parsed from text. Also: policy lookup by name and the copy of
+ * the settings. The DoH list, normalisation and reference counting: test_policy_api.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +73,13 @@ static const char yaml[] =
 	"    allow:\n"
 	"      - domain: example.test           # Q_example\n"
 	"      - domain: shared-a.test          # Q_shared_a\n"
+	"  mixed:\n"
+	"    allow:\n"
+	"      - cidr: 198.18.0.0/15            # X_short4\n"
+	"      - cidr: \"2001:d00::/24\"         # X_short6\n"
+	"    deny:\n"
+	"      - cidr: 198.18.77.0/24           # X_deny4\n"
+	"      - cidr: \"2001:db8:4::/48\"       # X_deny6\n"
 	"  report:\n"
 	"    mode: report\n"
 	"    dns_blocked_answer: nxdomain\n"
@@ -90,7 +97,7 @@ static const char doh_text[] =
 	"2001:db8:99::1\n";
 
 static struct policy_set *set;
-static const struct policy *pd, *pcatch, *popn, *pquic, *preport;
+static const struct policy *pd, *pcatch, *popn, *pquic, *preport, *pmixed;
 
 static int setup(void **state)
 {
@@ -115,7 +122,8 @@ static int setup(void **state)
 	popn = policy_find(set, "open");
 	pquic = policy_find(set, "quicsni");
 	preport = policy_find(set, "report");
-	return pd && pcatch && popn && pquic && preport ? 0 : -1;
+	pmixed = policy_find(set, "mixed");
+	return pd && pcatch && popn && pquic && preport && pmixed ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -380,6 +388,26 @@ static void row_c04_cidr_deny_over_bound(void **state)
 	check_flow(pd, (struct fl){ .dst = "198.18.2.200", .port = 443, .sni = "example.test",
 				    .bound = { "example.test" } },
 		   BLOCK, "denied_cidr", "D_c2");
+}
+
+static void row_c05_short_and_long_prefixes(void **state)
+{
+	(void)state;
+	/* Long rules elsewhere must not hide a short rule that covers the address. */
+	check_flow(pmixed, (struct fl){ .dst = "198.19.5.5", .port = 443 }, ALLOW,
+		   "allowed_cidr", "X_short4");
+	check_flow(pmixed, (struct fl){ .dst = "198.18.77.1", .port = 443 }, BLOCK,
+		   "denied_cidr", "X_deny4");
+	check_flow(pmixed, (struct fl){ .dst = "198.18.78.1", .port = 443 }, ALLOW,
+		   "allowed_cidr", "X_short4");
+	check_flow(pmixed, (struct fl){ .dst = "2001:db9::1", .port = 443 }, ALLOW,
+		   "allowed_cidr", "X_short6");
+	check_flow(pmixed, (struct fl){ .dst = "2001:db8:4::1", .port = 443 }, BLOCK,
+		   "denied_cidr", "X_deny6");
+	check_flow(pmixed, (struct fl){ .dst = "2001:db8:5::1", .port = 443 }, ALLOW,
+		   "allowed_cidr", "X_short6");
+	check_flow(pmixed, (struct fl){ .dst = "198.20.0.1", .port = 443 }, BLOCK,
+		   "not_allowed", NULL);
 }
 
 /* ---- bound addresses, SNI and Host ------------------------------------------------ */
@@ -724,27 +752,6 @@ static void test_find_and_settings(void **state)
 	assert_int_equal(policy_settings(pquic)->quic, SG_QUIC_SNI);
 }
 
-static void test_refcount(void **state)
-{
-	struct sg_config *c = config_default();
-	struct policy_set *s = NULL;
-	struct policy_decision d;
-
-	(void)state;
-	assert_non_null(c);
-	assert_int_equal(policy_set_build(c, NULL, &s), 0);
-	config_free(c);
-	policy_set_ref(s);
-	policy_set_unref(s);
-	/* Still alive: one reference left. The embedded default allows nothing. */
-	policy_decide_query(policy_find(s, NULL), "example.test", &d);
-	assert_int_equal(d.verdict, POLICY_BLOCK);
-	assert_string_equal(d.reason, "not_allowed");
-	assert_string_equal(d.rule, "");
-	policy_set_unref(s);
-	policy_set_unref(NULL);
-}
-
 static void test_query_invalid(void **state)
 {
 	struct policy_decision d;
@@ -755,178 +762,6 @@ static void test_query_invalid(void **state)
 	policy_decide_query(pd, NULL, &d);
 	assert_string_equal(d.reason, "invalid_name");
 	assert_int_equal(d.verdict, POLICY_BLOCK);
-}
-
-/* ---- the DoH list ----------------------------------------------------------------- */
-
-static void test_doh_list_parse(void **state)
-{
-	static const char crlf[] = "# x\r\na.test\r\n198.18.0.1";
-	struct config_errors e = CONFIG_ERRORS_INIT;
-	struct doh_list *l = NULL;
-
-	(void)state;
-	assert_int_equal(doh_list_parse("doh.txt", doh_text, strlen(doh_text), &l, &e), 0);
-	assert_int_equal(doh_list_count(l), 4);
-	assert_int_equal(config_errors_count(&e), 0);
-	doh_list_free(l);
-	/* Empty, comments only, no trailing newline, CRLF. */
-	assert_int_equal(doh_list_parse("d", "", 0, &l, &e), 0);
-	assert_int_equal(doh_list_count(l), 0);
-	doh_list_free(l);
-	assert_int_equal(doh_list_parse("d", crlf, strlen(crlf), &l, &e), 0);
-	assert_int_equal(doh_list_count(l), 2);
-	doh_list_free(l);
-	assert_int_equal(doh_list_count(NULL), 0);
-	doh_list_free(NULL);
-}
-
-static void expect_error(const struct config_errors *e, size_t i, const char *where,
-			 const char *part)
-{
-	char buf[512];
-
-	assert_true(i < config_errors_count(e));
-	config_error_format(config_errors_at(e, i), buf, sizeof(buf));
-	if (strncmp(buf, where, strlen(where)) != 0 || !strstr(buf, part))
-		print_error("error %zu: '%s', want '%s' ... '%s'\n", i, buf, where, part);
-	assert_int_equal(strncmp(buf, where, strlen(where)), 0);
-	assert_non_null(strstr(buf, part));
-}
-
-static void test_doh_list_errors(void **state)
-{
-	static const char bad[] =
-		"ok.test\n"
-		"bad..name\n"
-		"2001:db8::zz\n"
-		"two names.test\n"
-		"\xc3\xa9.test\n"
-		"198.18.0.1/24\n"
-		"# fine\n";
-	struct config_errors e = CONFIG_ERRORS_INIT;
-	struct doh_list *l = (struct doh_list *)&e;   /* must be reset to NULL */
-
-	(void)state;
-	assert_int_equal(doh_list_parse("list.txt", bad, strlen(bad), &l, &e), -EINVAL);
-	assert_null(l);
-	assert_int_equal(config_errors_count(&e), 5);
-	expect_error(&e, 0, "list.txt:2:", "bad..name");
-	expect_error(&e, 1, "list.txt:3:", "not a valid IPv6 address");
-	expect_error(&e, 2, "list.txt:4:", "one name or address per line");
-	expect_error(&e, 3, "list.txt:5:", "non-ASCII");
-	expect_error(&e, 4, "list.txt:6:", "198.18.0.1/24");
-	config_errors_free(&e);
-}
-
-static void test_doh_list_load(void **state)
-{
-	struct config_errors e = CONFIG_ERRORS_INIT;
-	char path[] = "/tmp/sg-doh-XXXXXX";
-	struct doh_list *l = NULL;
-	int fd = mkstemp(path);
-
-	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, doh_text, strlen(doh_text)), (ssize_t)strlen(doh_text));
-	assert_int_equal(close(fd), 0);
-	assert_int_equal(doh_list_load(path, &l, &e), 0);
-	assert_int_equal(doh_list_count(l), 4);
-	doh_list_free(l);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(doh_list_load(path, &l, &e), -ENOENT);
-	assert_null(l);
-	expect_error(&e, 0, path, "cannot read the DoH list");
-	assert_int_equal(doh_list_load("/tmp", &l, &e), -EINVAL);
-	config_errors_free(&e);
-}
-
-static void test_shipped_doh_list(void **state)
-{
-	struct config_errors e = CONFIG_ERRORS_INIT;
-	const char *dir = getenv("SANDGATE_TESTDATA");
-	struct doh_list *l = NULL;
-	char *path = NULL;
-
-	(void)state;
-	assert_non_null(dir);
-	/* tests/data -> data/doh-endpoints.txt of the source tree */
-	assert_true(asprintf(&path, "%s/../../data/doh-endpoints.txt", dir) > 0);
-	if (doh_list_load(path, &l, &e))
-		config_errors_print(&e, stderr);
-	assert_non_null(l);
-	assert_true(doh_list_count(l) >= 20);
-	doh_list_free(l);
-	free(path);
-	config_errors_free(&e);
-}
-
-/* ---- normalisation ---------------------------------------------------------------- */
-
-static void norm_ok(const char *in, size_t len, const char *want)
-{
-	char out[POLICY_NAME_MAX];
-	const char *why = "x";
-
-	assert_int_equal(policy_name_normalize(in, len, out, &why), 0);
-	assert_null(why);
-	assert_string_equal(out, want);
-}
-
-static void norm_bad(const char *in, size_t len)
-{
-	char out[POLICY_NAME_MAX];
-	const char *why = NULL;
-
-	if (policy_name_normalize(in, len, out, &why) != -EINVAL)
-		print_error("'%.*s' normalised to '%s'\n", (int)len, in, out);
-	assert_non_null(why);
-	assert_string_equal(out, "");
-}
-
-static void test_normalize(void **state)
-{
-	char l63[64], name253[254], name254[256];
-
-	(void)state;
-	norm_ok("Example.TEST", 12, "example.test");
-	norm_ok("example.test.", 13, "example.test");
-	norm_ok("_dmarc.example.test", 19, "_dmarc.example.test");
-	norm_ok("xn--bcher-kva.example", 21, "xn--bcher-kva.example");
-	norm_ok("localhost", 9, "localhost");
-	norm_ok("a.b.c.xyz-trailing", 11, "a.b.c.xyz-t");   /* len bounds the input */
-	norm_ok("1.2.3.4.example", 15, "1.2.3.4.example");
-	norm_bad("", 0);
-	norm_bad(".", 1);
-	norm_bad("example.test..", 14);
-	norm_bad(".example.test", 13);
-	norm_bad("a..b", 4);
-	norm_bad("-a.test", 7);
-	norm_bad("a-.test", 7);
-	norm_bad("a b.test", 8);
-	norm_bad("*.test", 6);
-	norm_bad("a\0b.test", 8);
-	norm_bad("\xc3\xa9.test", 7);
-	norm_bad("198.18.0.1", 10);
-	norm_bad("198.18.0.1.", 11);
-	norm_bad("a.test:443", 10);
-	memset(l63, 'a', 63);
-	l63[63] = '\0';
-	norm_ok(l63, 63, l63);
-	memset(name254, 'a', 64);
-	norm_bad(name254, 64);   /* one label of 64 bytes */
-	/* 253 bytes: labels of 63+1+63+1+63+1+61 */
-	memset(name253, 'a', 253);
-	name253[63] = name253[127] = name253[191] = '.';
-	name253[253] = '\0';
-	norm_ok(name253, 253, name253);
-	memcpy(name254, name253, 253);
-	name254[253] = '.';
-	name254[254] = '\0';
-	norm_ok(name254, 254, name253);   /* 253 plus the trailing dot */
-	name254[253] = 'a';
-	norm_bad(name254, 254);
-	norm_bad(name254, 255);
 }
 
 int main(void)
@@ -948,6 +783,7 @@ int main(void)
 		cmocka_unit_test(row_c02_cidr_ports),
 		cmocka_unit_test(row_c03_cidr_deny_over_allow),
 		cmocka_unit_test(row_c04_cidr_deny_over_bound),
+		cmocka_unit_test(row_c05_short_and_long_prefixes),
 		cmocka_unit_test(row_b01_bound_sni_match),
 		cmocka_unit_test(row_b02_shared_address_sni_mismatch),
 		cmocka_unit_test(row_b03_sni_not_allowed),
@@ -972,15 +808,6 @@ int main(void)
 		cmocka_unit_test(test_find_and_settings),
 		cmocka_unit_test(test_query_invalid),
 	};
-	const struct CMUnitTest others[] = {
-		cmocka_unit_test(test_refcount),
-		cmocka_unit_test(test_doh_list_parse),
-		cmocka_unit_test(test_doh_list_errors),
-		cmocka_unit_test(test_doh_list_load),
-		cmocka_unit_test(test_shipped_doh_list),
-		cmocka_unit_test(test_normalize),
-	};
-	int failed = cmocka_run_group_tests_name("policy rows", rows, setup, teardown);
 
-	return failed + cmocka_run_group_tests_name("policy api", others, NULL, NULL);
+	return cmocka_run_group_tests_name("policy rows", rows, setup, teardown);
 }
