@@ -46,6 +46,7 @@ static const char yaml[] =
 	"      - cidr: 2001:db8:2::/48          # R_c6\n"
 	"      - cidr: 10.1.0.0/16              # R_private_open\n"
 	"      - cidr: 198.18.9.0/24            # R_c9\n"
+	"      - cidr: 198.18.4.0/24            # R_c4\n"
 	"    deny:\n"
 	"      - domain: bad.evil.test          # D_bad\n"
 	"      - domain: \"*.deny.test\"          # D_deny\n"
@@ -54,6 +55,8 @@ static const char yaml[] =
 	"      - domain: denied-sni.test        # D_sni\n"
 	"      - cidr: 198.18.2.128/25          # D_c2\n"
 	"      - cidr: 2001:db8:2:bad::/64      # D_c6\n"
+	"      - cidr: 198.18.4.0/24            # D_c4_25\n"
+	"        ports: [25]\n"
 	"  catchall:\n"
 	"    allow:\n"
 	"      - cidr: 0.0.0.0/0                # R_all4\n"
@@ -94,6 +97,7 @@ static const char doh_text[] =
 	"  Doh.Lab.Test.   # a comment after an entry\n"
 	"\n"
 	"198.18.99.1\n"
+	"198.18.9.9\n"
 	"2001:db8:99::1\n";
 
 static struct policy_set *set;
@@ -379,6 +383,12 @@ static void row_c03_cidr_deny_over_allow(void **state)
 	check_flow(pd, (struct fl){ .dst = "2001:db8:2:bad::1", .port = 443 }, BLOCK,
 		   "denied_cidr", "D_c6");
 	check_addr(pd, "198.18.2.200", 443, TCP, BLOCK, "denied_cidr", "D_c2");
+	/* A deny with ports denies those ports only. */
+	check_flow(pd, (struct fl){ .dst = "198.18.4.1", .port = 25 }, BLOCK, "denied_cidr",
+		   "D_c4_25");
+	check_flow(pd, (struct fl){ .dst = "198.18.4.1", .port = 443 }, ALLOW, "allowed_cidr",
+		   "R_c4");
+	check_addr(pd, "198.18.4.1", 0, IPPROTO_ICMP, ALLOW, "allowed_cidr", "R_c4");
 	check_addr(pd, "198.18.2.5", 443, TCP, ALLOW, "allowed_cidr", "R_c2");
 }
 
@@ -526,6 +536,11 @@ static void row_p03_doh_by_address(void **state)
 	check_flow(pd, (struct fl){ .dst = "2001:db8:99::1", .port = 443 }, BLOCK,
 		   "doh_endpoint", NULL);
 	check_addr(pd, "198.18.99.1", 443, TCP, BLOCK, "doh_endpoint", NULL);
+	/* On the list and in an allowed CIDR: the DoH block wins. */
+	check_flow(pd, (struct fl){ .dst = "198.18.9.9", .port = 443 }, BLOCK, "doh_endpoint",
+		   NULL);
+	check_flow(pd, (struct fl){ .dst = "198.18.9.8", .port = 443 }, ALLOW, "allowed_cidr",
+		   "R_c9");
 	check_flow(popn, (struct fl){ .dst = "198.18.99.1", .port = 443 }, BLOCK,
 		   "not_allowed", NULL);
 }
@@ -742,8 +757,8 @@ static void test_find_and_settings(void **state)
 	assert_null(policy_find(set, "nosuch"));
 	assert_string_equal(policy_name(pcatch), "catchall");
 	assert_string_equal(s->name, "default");
-	assert_int_equal(s->n_allow, 18);
-	assert_int_equal(s->n_deny, 6);
+	assert_int_equal(s->n_allow, 19);
+	assert_int_equal(s->n_deny, 7);
 	assert_string_equal(s->allow[0].domain, "example.test");
 	assert_string_equal(s->allow[4].domain, "xn--bcher-kva.example");
 	assert_int_equal(s->allow[13].n_ports, 2);
