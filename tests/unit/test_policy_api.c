@@ -1,7 +1,7 @@
 /*
  * The policy part's API around the decisions: the DoH endpoint list (parse, FILE:LINE
  * errors, load, the shipped file), wire-name normalisation edge cases, and the policy
- * set's reference counting. The decisions themselves: test_policy.c.
+ * set's reference counting (also from several threads). The decisions themselves: test_policy.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,52 @@ static void test_refcount(void **state)
 	assert_string_equal(d.rule, "");
 	policy_set_unref(s);
 	policy_set_unref(NULL);
+}
+
+/* Readers on other threads take and drop references while deciding (ASan: no UAF). */
+struct reader {
+	struct policy_set *set;
+	unsigned allowed;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	struct policy_decision d;
+
+	for (unsigned i = 0; i < 20000; i++) {
+		policy_set_ref(r->set);
+		policy_decide_query(policy_find(r->set, NULL), "a.example.test", &d);
+		r->allowed += d.verdict == POLICY_ALLOW;
+		policy_set_unref(r->set);
+	}
+	policy_set_unref(r->set);   /* the reference the spawner took for this reader */
+	return NULL;
+}
+
+static void test_refcount_threads(void **state)
+{
+	static const char yaml[] =
+		"policies:\n  default:\n    allow:\n      - domain: \"*.example.test\"\n";
+	struct sg_config *c = NULL;
+	struct policy_set *s = NULL;
+	struct reader r[4];
+	pthread_t t[4];
+
+	(void)state;
+	assert_int_equal(config_load_buffer("t.yaml", yaml, strlen(yaml), &c, NULL), 0);
+	assert_int_equal(policy_set_build(c, NULL, &s), 0);
+	config_free(c);
+	for (size_t i = 0; i < 4; i++) {
+		r[i] = (struct reader){ .set = s };
+		policy_set_ref(s);
+		assert_int_equal(pthread_create(&t[i], NULL, reader_main, &r[i]), 0);
+	}
+	policy_set_unref(s);   /* the builder lets go first: the readers keep it alive */
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(r[i].allowed, 20000);
+	}
 }
 
 /* ---- the DoH list ----------------------------------------------------------------- */
@@ -222,6 +269,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_refcount_threads),
 		cmocka_unit_test(test_doh_list_parse),
 		cmocka_unit_test(test_doh_list_errors),
 		cmocka_unit_test(test_doh_list_load),
