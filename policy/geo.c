@@ -49,16 +49,24 @@ void geo_close(struct geo_db *g)
 	free(g);
 }
 
-/* Copies a UTF-8 string at path into buf; leaves buf alone when absent. */
+/*
+ * Copies a UTF-8 string at path into buf, cut to fit on a character boundary; leaves
+ * buf alone when absent. NUL bytes end it (the event encoder wants a C string).
+ */
 static void get_string(MMDB_entry_s *e, char *buf, size_t size, const char *const *path)
 {
 	MMDB_entry_data_s v;
+	size_t n;
 
 	if (MMDB_aget_value(e, &v, path) != MMDB_SUCCESS || !v.has_data ||
-	    v.type != MMDB_DATA_TYPE_UTF8_STRING || v.data_size >= size)
+	    v.type != MMDB_DATA_TYPE_UTF8_STRING)
 		return;
-	memcpy(buf, v.utf8_string, v.data_size);
-	buf[v.data_size] = '\0';
+	n = v.data_size < size ? v.data_size : size - 1;
+	if (n < v.data_size)
+		while (n > 0 && ((unsigned char)v.utf8_string[n] & 0xc0) == 0x80)
+			n--;   /* do not split a multi-byte character */
+	memcpy(buf, v.utf8_string, n);
+	buf[n] = '\0';
 }
 
 static void get_asn(MMDB_entry_s *e, int64_t *asn)

@@ -120,6 +120,18 @@ static void test_partial_records(void **state)
 	assert_int_equal(g.asn, 64497);
 }
 
+static void test_long_org_cut(void **state)
+{
+	struct geo_info g;
+
+	NEED_DB();
+	/* 126 bytes of ASCII, then "é" (2 bytes): 127 would split it, so 126 are kept. */
+	assert_int_equal(look("198.19.9.1", &g), 0);
+	assert_int_equal(g.asn, 64500);
+	assert_int_equal(strlen(g.org), 126);
+	assert_memory_equal(g.org + 120, "abcdef", 7);
+}
+
 static void test_ipv4_forms_in_ipv6_tree(void **state)
 {
 	struct geo_info g;
@@ -171,6 +183,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_record),
 		cmocka_unit_test(test_partial_records),
+		cmocka_unit_test(test_long_org_cut),
 		cmocka_unit_test(test_ipv4_forms_in_ipv6_tree),
 		cmocka_unit_test(test_misses),
 		cmocka_unit_test(test_open_errors),

@@ -39,6 +39,11 @@ $tree->insert_network('198.19.0.0/16', {   # registered country only
 	autonomous_system_number => 64497,
 	autonomous_system_organization => 'Lab Transit B',
 });
+$tree->insert_network('198.19.9.0/24', {   # an organisation name longer than 127 bytes
+	country => { iso_code => 'FR' },
+	autonomous_system_number => 64500,
+	autonomous_system_organization => ('Lab Org With A Very Long Name ' x 4) . "abcdef\x{e9}",
+});
 $tree->insert_network('2001:db8::/32', {
 	country => { iso_code => 'NL' },
 	autonomous_system_number => 64498,
