@@ -53,7 +53,7 @@ cnt() { ip netns exec "$PEER" nft -j list counter inet sgcount "$1" | jq '.nftab
 
 printf 'doh.web.test\n198.18.1.9\n' >"$T_TMP/doh.txt"
 METRICS_PORT=$((20000 + $$ % 20000))
-GW_ENFORCE=true gw_config "$T_TMP/c.yaml" "  resolvers: [198.18.1.2]
+GW_ENFORCE=true gw_config "$T_TMP/c.yaml" "  resolvers: [198.18.1.2, 2001:db8:1::2]
   doh_list: $T_TMP/doh.txt
   block_burst: 1000
   dns_ttl_min: 2m
@@ -113,7 +113,12 @@ check "canary use-application-dns.net: NXDOMAIN" grep -q "status: NXDOMAIN" <<<"
 e=$(ev1 '.event == "net.dns" and .qname == "use-application-dns.net"')
 echeck "net.dns canary: reason canary_domain" "$e" '.verdict == "blocked" and .reason == "canary_domain" and .rcode == "NXDOMAIN"'
 out=$(in_sess s1 dig +time=2 +tries=1 @2001:db8:1::2 evil.web.test AAAA)
-check "IPv6 resolver not configured: no answer" bash -c '! grep -q "status: NOERROR" <<<"$1"' _ "$out"
+check "blocked name over IPv6: REFUSED (answer sent over IPv6)" grep -q "status: REFUSED" <<<"$out"
+out=$(in_sess s1 dig +tcp +time=2 +tries=1 @198.18.1.2 evil.web.test A)
+check "blocked name over TCP: no answer (connection reset)" bash -c '! grep -q "status: NOERROR" <<<"$1"' _ "$out"
+e=$(ev1 '.event == "net.dns" and .qname == "evil.web.test" and .transport == "tcp"')
+echeck "net.dns over TCP blocked" "$e" '.verdict == "blocked" and .reason == "not_allowed" and .status == "blocked"'
+check "blocked names never reached the resolver" test "$(cnt resolver1)" = "$before"
 
 # ---- an address nobody resolved: reset at once -------------------------------------------
 t0=$(date +%s%N)
