@@ -124,6 +124,7 @@ static int start_worker(struct gateway *g, unsigned i)
 	w->g = g;
 	w->idx = i;
 	w->qnum = (uint16_t)(g->cfg.queue_base + i);
+	w->raw4 = w->raw6 = -1;   /* opened at the first synthesised answer */
 	w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->stopfd < 0)
 		return -errno;

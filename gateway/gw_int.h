@@ -65,7 +65,7 @@ struct gw_worker {
 	size_t slen;                  /* verdict bytes batched in sbuf */
 	struct dns_msg *msg;          /* ~19 KiB scratch, one per worker */
 	int diagfd;                   /* sock_diag socket in the namespace, -1: no pids */
-	int raw4, raw6;               /* raw sockets for synthesised DNS answers, 0: not open */
+	int raw4, raw6;               /* raw sockets for synthesised DNS answers, -1: not open */
 	int start_err;
 };
 

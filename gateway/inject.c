@@ -67,7 +67,7 @@ static int open_raw(struct gw_worker *w, int family)
 	int *fd = family == AF_INET ? &w->raw4 : &w->raw6;
 	int one = 1, s;
 
-	if (*fd > 0)
+	if (*fd >= 0)
 		return *fd;
 	s = socket(family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
 	if (s < 0)
