@@ -68,13 +68,27 @@ policies:
       - domain: api.web.test
     dns_blocked_answer: nxdomain
   report:
-    mode: report"
+    mode: report
+  quicsni:
+    quic: sni
+    allow:
+      - cidr: 198.18.1.2/32
+        ports: [443]
+    deny:
+      - domain: example.com
+  quicok:
+    quic: sni
+    allow:
+      - cidr: 198.18.1.2/32
+        ports: [443]"
 start_daemon a --config "$T_TMP/c.yaml" || { fail "daemon starts"; finish; }
 lab_fast_conntrack
 sg session create --id s1 >/dev/null && sg session start s1 >/dev/null
 sg session create --id s2 --policy nx >/dev/null && sg session start s2 >/dev/null
 sg session create --id s3 --policy report >/dev/null && sg session start s3 >/dev/null
-for s in s1 s2 s3; do   # a session lives while it holds a process
+sg session create --id q1 --policy quicsni >/dev/null && sg session start q1 >/dev/null
+sg session create --id q2 --policy quicok >/dev/null && sg session start q2 >/dev/null
+for s in s1 s2 s3 q1 q2; do   # a session lives while it holds a process
 	in_sess $s sleep infinity &
 	cleanup "kill $!"
 done
@@ -118,6 +132,8 @@ echeck "net.dns blocked: not_allowed, REFUSED" "$e" '.verdict == "blocked" and
 	.reason == "not_allowed" and .rcode == "REFUSED" and .status == "blocked" and .session_id == "s1"'
 out=$(in_sess s2 dig +time=2 +tries=1 @198.18.1.2 evil.web.test A)
 check "policy nx: blocked name gets NXDOMAIN" grep -q "status: NXDOMAIN" <<<"$out"
+e=$(ev1 '.event == "net.dns" and .qname == "evil.web.test" and .session_id == "s2"')
+echeck "net.dns policy nx: NXDOMAIN sent" "$e" '.verdict == "blocked" and .reason == "not_allowed" and .rcode == "NXDOMAIN"'
 out=$(in_sess s1 dig +time=2 +tries=1 @198.18.1.2 use-application-dns.net A)
 check "canary use-application-dns.net: NXDOMAIN" grep -q "status: NXDOMAIN" <<<"$out"
 e=$(ev1 '.event == "net.dns" and .qname == "use-application-dns.net"')
@@ -189,6 +205,22 @@ s.sendto(bytes([0xc3, 0, 0, 0, 1]) + bytes(1200), ("198.18.1.2", 443))'
 e=$(ev1 '.event == "net.connect" and .proto == "udp" and .dst.port == 443')
 echeck "net.connect udp/443: quic" "$e" '.verdict == "blocked" and .reason == "quic"'
 check "UDP/443: nothing reached upstream" test "$(cnt quic)" = 0
+# quic: sni: the SNI read from the QUIC Initial (RFC 9001 A.2's client Initial, SNI
+# example.com) goes through the name rules: denied in q1, allowed by the CIDR in q2.
+cat >"$T_TMP/quic.py" <<'PY'
+import re, socket, sys
+pkt = bytes.fromhex(re.sub(r"[^0-9a-fA-F]", "", open(sys.argv[1]).read()))
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(pkt, ("198.18.1.2", 443))
+PY
+before=$(cnt quic)
+in_sess q1 python3 "$T_TMP/quic.py" "$SRC/tests/data/parsers/quic_v1_rfc9001_a2.hex"
+e=$(ev1 '.event == "net.connect" and .session_id == "q1" and .dst.port == 443')
+echeck "quic: sni: SNI from the Initial, denied by name" "$e" '.proto == "udp" and .parse == "quic" and .sni == "example.com" and .verdict == "blocked" and .reason == "denied_domain"'
+check "quic denied: nothing reached upstream" test "$(cnt quic)" = "$before"
+in_sess q2 python3 "$T_TMP/quic.py" "$SRC/tests/data/parsers/quic_v1_rfc9001_a2.hex"
+e=$(ev1 '.event == "net.connect" and .session_id == "q2" and .dst.port == 443')
+echeck "quic: sni: SNI from the Initial, allowed" "$e" '.sni == "example.com" and .verdict == "allowed" and .reason == "allowed_cidr"'
+check "quic allowed: the Initial reached upstream" wait_for "quic packet upstream" 3 sh -c "[ \$(ip netns exec '$PEER' nft -j list counter inet sgcount quic | jq '.nftables[1].counter.packets') -gt $before ]"
 cat >"$T_TMP/ech.py" <<'PY'
 import os, socket, struct, sys
 def ext(t, b): return struct.pack(">HH", t, len(b)) + b
