@@ -2,7 +2,8 @@
 # Egress policy enforced by the gateway (cgroup mode), end to end with real peers: an
 # allowed name resolves and connects at once; a blocked name is answered REFUSED /
 # NXDOMAIN by the gateway itself; an address without an allowed answer, a private range,
-# another resolver, DoT, a DoH endpoint, UDP/443, an ECH ClientHello, an SNI or Host of
+# another resolver, DoT, a DoH endpoint, UDP/443 (and with quic: sni the Initial's SNI
+# through the name rules), an ECH ClientHello, an SNI or Host of
 # another name on a shared address are all blocked. Every case checks the client's
 # outcome, the event and its reason, and that nothing reached the upstream namespace
 # (nft counters and the resolver's query log there).
