@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Egress policy enforced by the gateway (cgroup mode), end to end with real peers: an
+# Egress policy enforced by the gateway (cgroup mode, and interface mode for a sandbox), end to end with real peers: an
 # allowed name resolves and connects at once; a blocked name is answered REFUSED /
 # NXDOMAIN by the gateway itself; an address without an allowed answer, a private range,
 # another resolver, DoT, a DoH endpoint, UDP/443 (and with quic: sni the Initial's SNI
 # through the name rules), an ECH ClientHello, an SNI or Host of
 # another name on a shared address are all blocked. Every case checks the client's
 # outcome, the event and its reason, and that nothing reached the upstream namespace
-# (nft counters and the resolver's query log there).
+# (nft counters there).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 . "$(dirname "$0")/gateway_lab.sh"
