@@ -16,6 +16,7 @@ int cmd_query(int argc, char **argv);
 int cmd_reindex(int argc, char **argv);
 int cmd_nft(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_reload(int argc, char **argv);
 /* For the contract's commands whose issue has not landed: says so, exits 1. */
 int cmd_pending(int argc, char **argv);
 

@@ -13,6 +13,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "status", cmd_status, "ask the daemon how it is (journal position, queue, errors)" },
+	{ "reload", cmd_reload, "re-read the daemon's config and policies (refused if invalid)" },
 	{ "verify", cmd_verify, "check a journal: chain, Merkle tree, signed checkpoints" },
 	{ "nft", cmd_nft, "print the nftables ruleset the daemon installs" },
 	{ "session", cmd_session, "create and drive sessions (start, pause, resume, ...)" },

@@ -417,6 +417,10 @@ static const struct cfg_key gateway_keys[] = {
 	{ "resolvers", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_resolvers },
 	{ "geoip_db", CK_STR_NULL, F(GC, geoip_db), 0, 0, 0, NULL, check_path },
 	{ "doh_list", CK_STR_NULL, F(GC, doh_list), 0, 0, 0, NULL, check_path },
+	{ "enforce", CK_BOOL, F(GC, enforce), 0, 0, 0, NULL, NULL },
+	UINT_KEY(GC, block_burst, 0, 1000000),
+	{ "block_window", CK_DURATION, F(GC, block_window_ms), 0, 100, MS_DAY, NULL, NULL },
+	{ "revoke_on_reload", CK_BOOL, F(GC, revoke_on_reload), 0, 0, 0, NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef GC
@@ -526,7 +530,8 @@ struct sg_config *config_default(void)
 		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
 		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
 		.enabled = false, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
-		.dns_timeout_ms = 5 * MS_S,
+		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
+		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
 	};
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);

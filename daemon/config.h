@@ -115,6 +115,10 @@ struct sg_gateway_config {
 	size_t n_resolvers;
 	char *geoip_db;               /* NULL: no GeoIP enrichment */
 	char *doh_list;               /* NULL: the shipped data file */
+	bool enforce;                 /* default true; false: observe only (no_policy) */
+	unsigned block_burst;         /* blocked attempts per window before policy.violation */
+	uint64_t block_window_ms;
+	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
 };
 
 enum sg_exec_source { SG_EXEC_PROC_CONNECTOR };
@@ -190,6 +194,7 @@ struct sg_policy {
 	char **approved_sources;      /* package index URLs, as written */
 	size_t n_approved_sources;
 	enum sg_unapproved unapproved;
+	bool terminate_on_violation;  /* a policy.violation burst terminates the session */
 };
 
 /* ---- the whole file ------------------------------------------------------------- */

@@ -476,6 +476,7 @@ static const struct cfg_key policy_keys[] = {
 	{ "private_ranges", CK_ENUM, P(private_ranges), 0, 0, 0, block_names, NULL },
 	{ "verbosity", CK_ENUM, P(verbosity), 0, 0, 0, verbosity_names, NULL },
 	{ "packages", CK_CUSTOM, 0, 0, 0, 0, NULL, pol_packages },
+	{ "terminate_on_violation", CK_BOOL, P(terminate_on_violation), 0, 0, 0, NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef P

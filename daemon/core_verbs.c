@@ -51,10 +51,29 @@ static int verb_status(void *ctx, const struct control_peer *peer,
 	return *result ? 0 : -ENOMEM;
 }
 
+/* reload: as SIGHUP, with the outcome (and the first FILE:LINE error) in the reply. */
+static int verb_reload(void *ctx, const struct control_peer *peer,
+		       const struct control_request *req, json_t **result, char *err,
+		       size_t errlen)
+{
+	struct daemon *d = ctx;
+	int ret;
+
+	(void)peer;
+	(void)req;
+	ret = daemon_reload(d, err, errlen);
+	if (ret)
+		return ret == -ENOMEM ? ret : -EINVAL;
+	*result = json_pack("{s:b,s:s?}", "reloaded", 1, "config", d->opts.config_path);
+	return *result ? 0 : -ENOMEM;
+}
+
 int daemon_register_core_verbs(struct daemon *d)
 {
 	int ret = control_register(d->control, "ping", verb_ping, d);
 
+	if (ret == 0)
+		ret = control_register(d->control, "reload", verb_reload, d);
 	if (ret == 0)
 		ret = control_register(d->control, "status", verb_status, d);
 	return ret;

@@ -130,29 +130,79 @@ static int daemon_open_journal(struct daemon *d)
 	return 0;
 }
 
-static void on_reload(struct daemon *d)
+/* Loads the config file for a reload: every error on stderr, the first one in err. */
+static int reload_load(struct daemon *d, struct sg_config **out, char *err, size_t errlen)
+{
+	struct config_errors errs = CONFIG_ERRORS_INIT;
+	int ret;
+
+	if (!d->opts.config_path)
+		return daemon_load_config(&d->opts, out);
+	ret = config_load_file(d->opts.config_path, out, &errs);
+	if (ret) {
+		config_errors_print(&errs, stderr);
+		if (config_errors_count(&errs) > 0)
+			config_error_format(config_errors_at(&errs, 0), err, errlen);
+		else
+			snprintf(err, errlen, "%s: %s", d->opts.config_path, strerror(-ret));
+	}
+	config_errors_free(&errs);
+	if (ret == 0 && d->opts.state_dir)
+		ret = replace_str(&(*out)->state_dir, d->opts.state_dir);
+	if (ret == 0 && d->opts.control_path)
+		ret = replace_str(&(*out)->control_socket, d->opts.control_path);
+	return ret;
+}
+
+/*
+ * The replaced config stays allocated until exit: parts started with it (the audit
+ * sensors' marks and sensitive paths, the sinks, the metrics listener) keep pointers
+ * into it. A reload costs one config's memory.
+ */
+static void retire(struct daemon *d, struct sg_config *old)
+{
+	struct sg_config **v = realloc(d->retired, (d->n_retired + 1) * sizeof(*v));
+
+	if (!v) {
+		log_warnx("reload: out of memory keeping the old config (leaked)");
+		return;
+	}
+	v[d->n_retired++] = old;
+	d->retired = v;
+}
+
+int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct sg_config *fresh = NULL;
 	struct event *e;
 	int ret;
 
-	ret = daemon_load_config(&d->opts, &fresh);
+	err[0] = '\0';
+	ret = reload_load(d, &fresh, err, errlen);
+	/* The policies compile before anything is swapped: a bad one changes nothing. */
+	if (ret == 0)
+		ret = daemon_gateway_reload(d, fresh, err, errlen);
 	e = event_new("daemon.reload", NULL, EVENT_SRC_SANDGATE);
 	if (e) {
 		event_bool(e, "ok", ret == 0);
 		event_str(e, "config", d->opts.config_path);
-		event_str(e, "error", ret ? "configuration invalid; the running one is kept"
-					  : NULL);
+		event_str(e, "error", ret ? (err[0] ? err : "configuration invalid") : NULL);
+		event_str(e, "kept", ret ? "the running configuration is kept" : NULL);
 		event_emit(e);
 	}
-	if (ret)
-		return;
+	if (ret) {
+		if (err[0])
+			log_warnx("reload refused: %s", err);
+		config_free(fresh);
+		return ret;
+	}
 	/* What only a restart can change stays as it is; the rest is taken. */
 	replace_str(&fresh->state_dir, d->cfg->state_dir);
 	replace_str(&fresh->control_socket, d->cfg->control_socket);
 	replace_str(&fresh->host, d->cfg->host);
-	config_free(d->cfg);
+	retire(d, d->cfg);
 	d->cfg = fresh;
+	return 0;
 }
 
 static void on_signal(struct loop *l, int fd, uint32_t events, void *ctx)
@@ -166,7 +216,9 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *ctx)
 	if (si.ssi_signo == SIGHUP) {
 		log_info("SIGHUP: reloading %s", d->opts.config_path ? d->opts.config_path
 								  : "(embedded defaults)");
-		on_reload(d);
+		char err[512];
+
+		(void)daemon_reload(d, err, sizeof(err));
 		return;
 	}
 	loop_stop(l);
@@ -244,6 +296,9 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 		close(d->sigfd);
 	loop_free(d->loop);
 	config_free(d->cfg);
+	for (size_t i = 0; i < d->n_retired; i++)
+		config_free(d->retired[i]);
+	free(d->retired);
 }
 
 int daemon_main(const struct daemon_opts *opts)

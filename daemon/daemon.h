@@ -34,6 +34,8 @@ struct daemon_opts {
 struct daemon {
 	struct daemon_opts opts;
 	struct sg_config *cfg;
+	struct sg_config **retired;  /* configs a reload replaced, freed at exit */
+	size_t n_retired;
 	struct journal *journal;
 	struct loop *loop;
 	struct control *control;
@@ -48,6 +50,14 @@ struct daemon {
 	struct metrics *metrics;     /* the /metrics HTTP server (daemon/metrics_http.c), or NULL */
 	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
 };
+
+/*
+ * Re-reads the config file (SIGHUP, the `reload` verb): a file with errors, or policies
+ * that do not compile, are refused (the first error, FILE:LINE:COL, in err) and the
+ * running config stays; otherwise the policies are swapped into the gateway at once and
+ * the rest taken. daemon.reload records the outcome. 0 or -errno.
+ */
+int daemon_reload(struct daemon *d, char *err, size_t errlen);
 
 /* Runs the daemon until SIGTERM/SIGINT. Returns the process exit status. */
 int daemon_main(const struct daemon_opts *opts);
@@ -89,7 +99,20 @@ int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t 
  * -ENOMEM.
  */
 int daemon_gateway_session_bind(struct daemon *d, uint32_t mark_id, const char *sid,
-				const char *cgroup);
+				const char *cgroup, const char *policy);
+/* Terminates session sid (daemon/sessions_glue.c), actor null. 0, -ENOENT, -errno. */
+int daemon_session_terminate(struct daemon *d, const char *sid, const char *reason);
+struct policy_set;
+struct config_errors;
+/* The compiled policies of c and its DoH list (daemon/gateway_glue.c). 0 or -errno. */
+int daemon_policy_build(const struct sg_config *c, struct policy_set **out,
+			struct config_errors *errs);
+/*
+ * A reload: swaps fresh's policies and resolvers into the running gateway (no-op when
+ * off). 0, or -errno with the reason in err (the old policies stay).
+ */
+int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char *err,
+			  size_t errlen);
 /* Forgets mark id (after the session's elements are removed). No-op when off. */
 void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id);
 

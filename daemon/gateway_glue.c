@@ -10,12 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "common/log.h"
+#include "common/timeutil.h"
+#include "daemon/loop.h"
 #include "daemon/daemon.h"
 #include "gateway/gateway.h"
 #include "journal/event.h"
 #include "nft/nft.h"
+#include "policy/policy.h"
+
+#ifndef SANDGATE_DATA_DIR
+#define SANDGATE_DATA_DIR "/usr/share/sandgate"
+#endif
 
 static void nft_opts(const struct sg_config *c, struct nft_options *o)
 {
@@ -31,6 +39,31 @@ static void nft_opts(const struct sg_config *c, struct nft_options *o)
 	o->cgroup_level = config_cgroup_level(c);
 }
 
+/*
+ * The compiled policies of c with its DoH list (gateway.doh_list, or the shipped
+ * SANDGATE_DATA_DIR/doh-endpoints.txt: missing, the policies work without one, said
+ * loudly). Errors (FILE:LINE) appended to errs. 0 or -errno.
+ */
+int daemon_policy_build(const struct sg_config *c, struct policy_set **out,
+			struct config_errors *errs)
+{
+	const char *path = c->gateway.doh_list;
+	struct doh_list *doh = NULL;
+	int ret;
+
+	if (!path)
+		path = SANDGATE_DATA_DIR "/doh-endpoints.txt";
+	ret = doh_list_load(path, &doh, errs);
+	if (ret == -ENOENT && !c->gateway.doh_list) {
+		log_warnx("gateway: no DoH endpoint list at %s: DoH endpoints are not known", path);
+		ret = 0;
+	}
+	if (ret == 0)
+		ret = policy_set_build(c, doh, out);
+	doh_list_free(doh);
+	return ret;
+}
+
 static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -43,6 +76,12 @@ static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 	o->dns_ttl_max_ms = g->dns_ttl_max_ms;
 	o->flow_interim_ms = g->flow_interim_ms;
 	o->dns_timeout_ms = g->dns_timeout_ms;
+	o->enforce = g->enforce;
+	o->resolvers = g->resolvers;
+	o->n_resolvers = g->n_resolvers;
+	o->geoip_db = g->geoip_db;
+	o->block_burst = g->block_burst;
+	o->block_window_ms = g->block_window_ms;
 }
 
 /* gateway.start: what was installed where, and whether it fails open (said loudly). */
@@ -99,8 +138,25 @@ int daemon_gateway_install(struct daemon *d)
 	return 0;
 }
 
+/* A burst of blocked attempts in a policy that says terminate_on_violation. */
+static void on_violation(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct daemon *d = ctx;
+	char sid[128];
+
+	(void)l;
+	(void)fd;
+	(void)events;
+	while (d->gateway && gateway_take_violation(d->gateway, sid, sizeof(sid)) == 0) {
+		log_info("session %s: terminated for a policy violation", sid);
+		(void)daemon_session_terminate(d, sid, "policy_violation");
+	}
+}
+
 int daemon_gateway_init(struct daemon *d)
 {
+	struct config_errors errs = CONFIG_ERRORS_INIT;
+	struct policy_set *set = NULL;
 	struct gw_config gc;
 	struct gateway *g = NULL;
 	int ret;
@@ -110,8 +166,18 @@ int daemon_gateway_init(struct daemon *d)
 	if (d->cfg->gateway.fail_open)
 		log_warnx("gateway: fail_open is set: session traffic passes when the "
 			  "daemon cannot decide");
+	ret = daemon_policy_build(d->cfg, &set, &errs);
+	if (ret) {
+		config_errors_print(&errs, stderr);
+		config_errors_free(&errs);
+		log_errno(ret, "gateway: cannot compile the policies");
+		return ret;
+	}
+	config_errors_free(&errs);
 	gw_opts(&d->cfg->gateway, &gc);
+	gc.policies = set;
 	ret = gateway_new(&gc, &g);
+	policy_set_unref(set);   /* the gateway holds its own reference */
 	if (ret == 0)
 		ret = gateway_start(g);
 	if (ret) {
@@ -120,12 +186,19 @@ int daemon_gateway_init(struct daemon *d)
 		return ret;
 	}
 	d->gateway = g;
+	ret = loop_add(d->loop, gateway_violation_fd(g), EPOLLIN, on_violation, d);
+	if (ret < 0) {
+		log_errno(ret, "gateway: cannot watch policy violations");
+		return ret;
+	}
 	return 0;
 }
 
 void daemon_gateway_fini(struct daemon *d)
 {
 	daemon_metrics_fini(d);   /* before the counters it reads are freed */
+	if (d->gateway && d->loop)
+		loop_del(d->loop, gateway_violation_fd(d->gateway));
 	gateway_free(d->gateway);
 	d->gateway = NULL;
 	/* The table stays installed: without the daemon session traffic is dropped. */
@@ -134,20 +207,59 @@ void daemon_gateway_fini(struct daemon *d)
 }
 
 int daemon_gateway_session_bind(struct daemon *d, uint32_t mark_id, const char *sid,
-				const char *cgroup)
+				const char *cgroup, const char *policy)
 {
 	char dir[1024];
+	int ret;
 
 	if (!d->gateway)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s%s", d->cgroup_root, cgroup ? cgroup : "");
 	/* Without a cgroup the flow's pid stays null; attribution by mark still works. */
-	return gateway_session_bind(d->gateway, mark_id, sid,
-				    cgroup && cgroup[0] && strlen(dir) <= 512 ? dir : NULL);
+	ret = gateway_session_bind(d->gateway, mark_id, sid,
+				   cgroup && cgroup[0] && strlen(dir) <= 512 ? dir : NULL);
+	return ret ? ret : gateway_session_policy(d->gateway, mark_id, policy);
 }
 
 void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id)
 {
 	if (d->gateway)
 		gateway_session_unbind(d->gateway, mark_id);
+}
+
+int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char *err,
+			  size_t errlen)
+{
+	struct config_errors errs = CONFIG_ERRORS_INIT;
+	struct policy_set *set = NULL;
+	int64_t t0 = time_mono_us();
+	int ret;
+
+	if (!d->gateway)
+		return 0;
+	ret = daemon_policy_build(fresh, &set, &errs);
+	if (ret) {
+		if (config_errors_count(&errs) > 0)
+			config_error_format(config_errors_at(&errs, 0), err, errlen);
+		else
+			snprintf(err, errlen, "cannot compile the policies: %s", strerror(-ret));
+		config_errors_free(&errs);
+		return ret;
+	}
+	config_errors_free(&errs);
+	gateway_set_policies(d->gateway, set, fresh->gateway.resolvers,
+			     fresh->gateway.n_resolvers);
+	policy_set_unref(set);
+	log_info("gateway: policies reloaded in %lld us",
+		 (long long)(time_mono_us() - t0));
+	if (fresh->gateway.revoke_on_reload) {
+		size_t n = 0;
+
+		ret = gateway_revoke(d->gateway, &n);
+		if (ret)
+			log_errno(ret, "gateway: revoking flows the new policy blocks");
+		else if (n)
+			log_info("gateway: %zu established flows revoked", n);
+	}
+	return 0;
 }

@@ -34,7 +34,7 @@ int sess_nft_add(struct sessions *ss, struct session *s)
 	int ret;
 
 	/* The packet path must know the mark before its first packet can carry it. */
-	ret = daemon_gateway_session_bind(ss->d, s->mark, s->id, s->cgroup);
+	ret = daemon_gateway_session_bind(ss->d, s->mark, s->id, s->cgroup, s->policy);
 	if (ret)
 		return ret;
 	/* Before the ruleset is installed the elements go in with it (daemon_gateway_install). */

@@ -228,3 +228,23 @@ void daemon_sessions_fini(struct daemon *d)
 	free(ss);
 	d->sessions = NULL;
 }
+
+int daemon_session_terminate(struct daemon *d, const char *sid, const char *reason)
+{
+	struct sessions *ss = d->sessions;
+	struct session *s;
+	char err[256];
+	int ret;
+
+	if (!ss)
+		return -ENOENT;
+	s = sessions_find(ss->reg, sid);
+	if (!s)
+		return -ENOENT;
+	if (s->state == SESSION_TERMINATED)
+		return 0;
+	ret = sess_terminate(ss, s, reason, NULL, EVENT_SRC_SANDGATE, err, sizeof(err));
+	if (ret)
+		log_warnx("%s", err);
+	return ret;
+}

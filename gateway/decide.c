@@ -1,19 +1,163 @@
 /*
- * The decision on a flow whose names are known. Observe mode: no policy exists yet, so
- * every flow is allowed and the reason says why; the policy work (issue 4) replaces
- * this function only: the verdict already travels in the packet mark.
+ * The decision on a flow: the session's policy (policy/policy.h) asked with what the
+ * gateway knows (destination, the names this session's allowed answers bound to it, the
+ * SNI or Host of its first bytes). The verdict travels in the packet mark: allow, or deny
+ * (the kernel rejects: TCP reset, ICMP administratively prohibited). Report mode lets a
+ * would-be-blocked flow through and says would_block. With gateway.enforce false the
+ * gateway only observes: everything is allowed with reason no_policy.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gateway/gw_int.h"
 #include "nft/nft.h"
 
-uint32_t gw_decide(const struct flow *f, const char **reason)
+const struct policy *gw_policy_of(struct gateway *g, uint32_t mark)
 {
-	/* A broken or evasive first flight is what a policy would block: say so. */
-	if (f->parse && strstr(f->parse, "malformed"))
-		*reason = "malformed";
-	else
-		*reason = "no_policy";
-	return NFT_MARK_ALLOW;
+	char name[MARKTAB_POLICY_MAX + 1];
+	const struct policy *p = NULL;
+
+	if (!g->pset)
+		return NULL;
+	if (marktab_get_policy(g->marks, nft_mark_id(mark), name, sizeof(name)) == 0)
+		p = policy_find(g->pset, name[0] ? name : NULL);
+	/* A session whose policy a reload removed falls back to the default one. */
+	return p ? p : policy_find(g->pset, NULL);
+}
+
+bool gw_resolver_ok(struct gateway *g, int family, const uint8_t *addr, uint16_t port)
+{
+	size_t al = family == AF_INET ? 4 : 16;
+
+	for (size_t i = 0; i < g->n_res; i++)
+		if (g->res[i].addr.family == family && g->res[i].port == port &&
+		    !memcmp(g->res[i].addr.bytes, addr, al))
+			return true;
+	return false;
+}
+
+static void set_verdict(struct flow *f, const struct policy *p,
+			const struct policy_decision *d)
+{
+	bool report = policy_settings(p)->mode == SG_MODE_REPORT;
+
+	f->mode = report ? "report" : "enforce";
+	f->reason = d->reason;
+	f->range = d->range;
+	snprintf(f->rule, sizeof(f->rule), "%s", d->rule);
+	if (d->verdict == POLICY_ALLOW) {
+		f->vstr = "allowed";
+		f->verdict = NFT_MARK_ALLOW;
+	} else if (d->verdict == POLICY_WOULD_BLOCK || report) {
+		f->vstr = "would_block";
+		f->verdict = NFT_MARK_ALLOW;
+	} else {
+		f->vstr = "blocked";
+		f->verdict = NFT_MARK_DENY;
+	}
+}
+
+static bool ip_literal(const char *in, size_t len)
+{
+	char b[64];
+	uint8_t a[16];
+
+	if (len >= sizeof(b))
+		return false;
+	if (in[0] == '[')
+		return true;
+	memcpy(b, in, len);
+	b[len] = '\0';
+	return inet_pton(AF_INET, b, a) == 1 || inet_pton(AF_INET6, b, a) == 1;
+}
+
+/* A name read from the wire made comparable; NULL when absent or invalid. */
+static const char *norm(const char *in, char out[POLICY_NAME_MAX], bool *bad)
+{
+	const char *why;
+	size_t len = strlen(in);
+	const char *colon;
+
+	if (!in[0])
+		return NULL;
+	/* Host may carry a port ("name:8080"); a bracketed IPv6 literal is no name. */
+	colon = strrchr(in, ':');
+	if (in[0] != '[' && colon)
+		len = (size_t)(colon - in);
+	if (policy_name_normalize(in, len, out, &why) != 0) {
+		/* An address literal (http://198.18.1.2/) carries no name to check. */
+		if (!ip_literal(in, len))
+			*bad = true;
+		return NULL;
+	}
+	return out;
+}
+
+/* DNS to a resolver not configured: blocked whatever the names. */
+static bool decide_dns(struct gateway *g, struct flow *f, const struct policy *p)
+{
+	struct policy_decision d = { .verdict = POLICY_ALLOW, .reason = "resolver_allowed" };
+
+	if (f->dport == 53 && !gw_resolver_ok(g, f->family, f->dst, f->dport)) {
+		d.verdict = POLICY_BLOCK;
+		d.reason = "resolver_not_allowed";
+	}
+	set_verdict(f, p, &d);
+	return true;
+}
+
+bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early)
+{
+	char names[DNSBIND_NAMES_PER_ADDR][DNSBIND_NAME_MAX];
+	const char *bound[DNSBIND_NAMES_PER_ADDR];
+	char sni[POLICY_NAME_MAX], host[POLICY_NAME_MAX];
+	struct policy_flow pf = { 0 };
+	struct policy_decision d = { 0 };
+	bool bad = false;
+
+	if (!g->cfg.enforce || !p) {
+		if (early)
+			return false;
+		f->mode = "observe";
+		f->vstr = "allowed";
+		f->verdict = NFT_MARK_ALLOW;
+		/* A broken or evasive first flight is what a policy would block: say so. */
+		f->reason = f->parse && strstr(f->parse, "malformed") ? "malformed" : "no_policy";
+		return true;
+	}
+	if (f->is_dns)
+		return decide_dns(g, f, p);
+	pf.n_bound = dnsbind_names(g->binds, f->mark_id, f->family, f->dst, time_mono_ms(),
+				   names, DNSBIND_NAMES_PER_ADDR);
+	for (size_t i = 0; i < pf.n_bound; i++)
+		bound[i] = names[i];
+	pf.bound_names = bound;
+	pf.family = f->family;
+	pf.dst = f->dst;
+	pf.dport = f->dport;
+	pf.l4 = f->proto;
+	if (!early) {
+		pf.sni = norm(f->sni, sni, &bad);
+		pf.http_host = norm(f->http_host, host, &bad);
+		pf.ech = f->ech;
+		pf.quic = f->parse && !strncmp(f->parse, "quic", 4);
+	}
+	policy_decide_flow(p, &pf, &d);
+	if (!early && bad && d.verdict == POLICY_ALLOW && pf.n_bound) {
+		/* A name that is no name cannot be checked against the bound ones. */
+		d.verdict = POLICY_BLOCK;
+		d.reason = "invalid_name";
+	}
+	/*
+	 * Before any payload only a verdict no name can change is final: a block for the
+	 * address, port or protocol (the SNI or Host may still turn an allowed or a
+	 * not-yet-matched bound address either way).
+	 */
+	if (early && (d.verdict == POLICY_ALLOW ||
+		      (pf.n_bound && !strcmp(d.reason, "not_allowed"))))
+		return false;
+	set_verdict(f, p, &d);
+	return true;
 }

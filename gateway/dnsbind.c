@@ -9,18 +9,26 @@
 
 #define DNSBIND_BUCKETS 4096u
 
+struct db_name {
+	int64_t expire_ms;           /* 0: slot free */
+	uint64_t seq;                /* order of the answers: the highest is the latest */
+	char name[DNSBIND_NAME_MAX];
+};
+
+/* One (session, address) with every name an answer bound to it, each with its TTL. */
 struct db_node {
 	struct db_node *next;
 	uint32_t id;
 	int family;
 	uint8_t addr[16];
-	int64_t expire_ms;
-	char name[DNSBIND_NAME_MAX];
+	int64_t expire_ms;           /* the latest expiry of its names */
+	struct db_name names[DNSBIND_NAMES_PER_ADDR];
 };
 
 struct dnsbind {
 	struct db_node *b[DNSBIND_BUCKETS];
 	size_t n, cap;
+	uint64_t seq;
 };
 
 int dnsbind_new(size_t cap, struct dnsbind **out)
@@ -86,10 +94,28 @@ static void unlink_node(struct dnsbind *b, struct db_node **pp)
 	b->n--;
 }
 
+/* The slot for name in n: its own, a free one, or the one expiring first. */
+static struct db_name *name_slot(struct db_node *n, const char *name)
+{
+	struct db_name *victim = &n->names[0];
+
+	for (size_t i = 0; i < DNSBIND_NAMES_PER_ADDR; i++)
+		if (n->names[i].expire_ms && !strcmp(n->names[i].name, name))
+			return &n->names[i];
+	for (size_t i = 0; i < DNSBIND_NAMES_PER_ADDR; i++) {
+		if (!n->names[i].expire_ms)
+			return &n->names[i];
+		if (n->names[i].expire_ms < victim->expire_ms)
+			victim = &n->names[i];
+	}
+	return victim;
+}
+
 int dnsbind_add(struct dnsbind *b, uint32_t id, int family, const uint8_t *addr,
 		const char *name, int64_t expire_ms)
 {
 	struct db_node **pp, *n;
+	struct db_name *nm;
 	size_t len = name ? strlen(name) : 0;
 
 	if ((family != AF_INET && family != AF_INET6) || len == 0 || len >= DNSBIND_NAME_MAX)
@@ -109,29 +135,64 @@ int dnsbind_add(struct dnsbind *b, uint32_t id, int family, const uint8_t *addr,
 		b->b[hash(id, family, addr)] = n;
 		b->n++;
 	}
-	memcpy(n->name, name, len + 1);
-	n->expire_ms = expire_ms;
+	nm = name_slot(n, name);
+	memcpy(nm->name, name, len + 1);
+	nm->expire_ms = expire_ms;
+	nm->seq = ++b->seq;
+	n->expire_ms = 0;
+	for (size_t i = 0; i < DNSBIND_NAMES_PER_ADDR; i++)
+		if (n->names[i].expire_ms > n->expire_ms)
+			n->expire_ms = n->names[i].expire_ms;
 	return 0;
+}
+
+/* The live node of the key at now_ms (an expired one is dropped), or NULL. */
+static struct db_node *live(struct dnsbind *b, uint32_t id, int family,
+			    const uint8_t *addr, int64_t now_ms)
+{
+	struct db_node **pp;
+
+	if (family != AF_INET && family != AF_INET6)
+		return NULL;
+	pp = find(b, id, family, addr);
+	if (!*pp)
+		return NULL;
+	if ((*pp)->expire_ms <= now_ms) {
+		unlink_node(b, pp);
+		return NULL;
+	}
+	return *pp;
 }
 
 int dnsbind_lookup(struct dnsbind *b, uint32_t id, int family, const uint8_t *addr,
 		   int64_t now_ms, char *out, size_t cap)
 {
-	struct db_node **pp;
+	struct db_node *n = live(b, id, family, addr, now_ms);
+	const struct db_name *best = NULL;
 
-	if (family != AF_INET && family != AF_INET6)
+	if (!n)
 		return -ENOENT;
-	pp = find(b, id, family, addr);
-	if (!*pp)
+	for (size_t i = 0; i < DNSBIND_NAMES_PER_ADDR; i++)
+		if (n->names[i].expire_ms > now_ms && (!best || n->names[i].seq > best->seq))
+			best = &n->names[i];
+	if (!best)
 		return -ENOENT;
-	if ((*pp)->expire_ms <= now_ms) {
-		unlink_node(b, pp);
-		return -ENOENT;
-	}
-	if (strlen((*pp)->name) >= cap)
+	if (strlen(best->name) >= cap)
 		return -ENOSPC;
-	strcpy(out, (*pp)->name);
+	strcpy(out, best->name);
 	return 0;
+}
+
+size_t dnsbind_names(struct dnsbind *b, uint32_t id, int family, const uint8_t *addr,
+		     int64_t now_ms, char out[][DNSBIND_NAME_MAX], size_t max)
+{
+	struct db_node *n = live(b, id, family, addr, now_ms);
+	size_t k = 0;
+
+	for (size_t i = 0; n && i < DNSBIND_NAMES_PER_ADDR && k < max; i++)
+		if (n->names[i].expire_ms > now_ms)
+			memcpy(out[k++], n->names[i].name, DNSBIND_NAME_MAX);
+	return k;
 }
 
 /* Drops the nodes for which drop(node, arg) is true; returns how many. */

@@ -73,6 +73,10 @@ static void entry_base(struct dnspend_entry *q, const struct gw_meta *m, const c
 	clock_gettime(CLOCK_REALTIME, &q->sent_wall);
 }
 
+/*
+ * Binds the answer's addresses to the name asked, for the session: under g->lock and
+ * before the answer's verdict, so the connection that follows finds them (no race).
+ */
 static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d)
 {
 	char name[DNSBIND_NAME_MAX];
@@ -92,19 +96,102 @@ static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *
 	}
 }
 
-static void on_query(struct gateway *g, const struct gw_meta *m, const struct gw_pkt *p,
-		     bool tcp, const struct dns_msg *d, const char *sid)
+/* What the policy says of query d; fills q's verdict fields. True: blocked now. */
+static bool judge_query(struct gateway *g, const struct gw_pkt *p, const struct dns_msg *d,
+			const struct policy *pol, struct dnspend_entry *q)
 {
+	struct policy_decision dec = { .verdict = POLICY_BLOCK, .reason = "invalid_name" };
+	char name[POLICY_NAME_MAX];
+	bool report = policy_settings(pol)->mode == SG_MODE_REPORT;
+
+	q->mode = report ? "report" : "enforce";
+	if (!gw_resolver_ok(g, p->family, p->dst, p->dport)) {
+		dec.reason = "resolver_not_allowed";
+	} else if (dns_name_normalize(d->qname, name, sizeof(name)) == 0) {
+		policy_decide_query(pol, name, &dec);
+		snprintf(q->rule, sizeof(q->rule), "%s", dec.rule);
+	}
+	q->reason = dec.reason;
+	if (dec.verdict == POLICY_ALLOW) {
+		q->verdict = "allowed";
+		return false;
+	}
+	q->verdict = report ? "would_block" : "blocked";
+	return !report;
+}
+
+/* The answer the gateway gives itself to a blocked query; "" when none is sent. */
+static uint8_t blocked_rcode(const struct policy *pol, const char *reason)
+{
+	if (!strcmp(reason, "canary_domain"))
+		return DNS_RCODE_NXDOMAIN;
+	return policy_settings(pol)->dns_blocked_answer == SG_DNS_NXDOMAIN ? DNS_RCODE_NXDOMAIN
+									    : DNS_RCODE_REFUSED;
+}
+
+/*
+ * A blocked query is answered at once by the gateway (UDP: a synthesised answer sent to
+ * the client, the query dropped; TCP: the connection is reset, as injecting into a TCP
+ * stream is not done). A query to a resolver not configured is not answered: its flow is
+ * rejected by the kernel (ICMP or reset).
+ */
+static enum gw_dns_act refuse(struct gw_worker *w, const struct gw_pkt *p, bool tcp,
+			      struct flow *f, const uint8_t *msg, size_t len,
+			      const struct policy *pol, struct dnspend_entry *q)
+{
+	uint8_t ans[512];
+	size_t alen = 0;
+	uint8_t rc;
+	int r;
+
+	if (!strcmp(q->reason, "resolver_not_allowed"))
+		return GW_DNS_PASS;
+	rc = blocked_rcode(pol, q->reason);
+	snprintf(q->rcode, sizeof(q->rcode), "%s", dns_rcode_str(rc));
+	if (tcp) {
+		if (f)
+			f->verdict = NFT_MARK_DENY;
+		snprintf(q->rcode, sizeof(q->rcode), "%s", "");
+		return GW_DNS_PASS;
+	}
+	r = dns_synth_answer(msg, len, rc, ans, sizeof(ans), &alen);
+	if (r == 0)
+		r = gw_inject_dns(w, p, ans, alen);
+	if (r == 0)
+		atomic_fetch_add_explicit(&w->g->st.dns_synth, 1, memory_order_relaxed);
+	else
+		snprintf(q->rcode, sizeof(q->rcode), "%s", "");   /* dropped unanswered */
+	return GW_DNS_DROP;
+}
+
+static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
+				const struct gw_pkt *p, bool tcp, const struct dns_msg *d,
+				const uint8_t *msg, size_t len, struct flow *f, const char *sid,
+				const struct policy *pol, struct gw_evlist *l)
+{
+	struct gateway *g = w->g;
 	struct dnspend_entry q;
+	enum gw_dns_act act;
 
 	atomic_fetch_add_explicit(&g->st.dns_queries, 1, memory_order_relaxed);
 	entry_base(&q, m, sid);
 	key_of(p, true, tcp, d->id, &q.key);
 	snprintf(q.qname, sizeof(q.qname), "%s", d->qname);
 	q.qtype = d->qtype;
+	if (g->cfg.enforce && pol && judge_query(g, p, d, pol, &q)) {
+		atomic_fetch_add_explicit(&g->st.blocked_dns, 1, memory_order_relaxed);
+		act = refuse(w, p, tcp, f, msg, len, pol, &q);
+		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
+		gw_evlist_push(l, gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "blocked", q.reason,
+					    time_mono_ms()));
+		return act;
+	}
+	if (q.verdict && !strcmp(q.verdict, "would_block"))
+		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
 	/* A retransmission keeps the first send time; a full table is counted. */
 	if (dnspend_add(g->pend, &q) == -ENOSPC)
 		atomic_fetch_add_explicit(&g->st.dns_unanswered, 1, memory_order_relaxed);
+	return GW_DNS_PASS;
 }
 
 static void on_answer(struct gateway *g, const struct gw_meta *m, const struct gw_pkt *p,
@@ -127,8 +214,12 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 		snprintf(q.qname, sizeof(q.qname), "%s", d->qname);
 		q.qtype = d->qtype;
 		status = "unsolicited";
+		/* Enforcing, an answer without its query binds nothing (it may be forged). */
+		if (!g->cfg.enforce)
+			bind_answer(g, m->mark, d);
+	} else if (!q.verdict || strcmp(q.verdict, "blocked")) {
+		bind_answer(g, m->mark, d);
 	}
-	bind_answer(g, m->mark, d);
 	gw_evlist_push(l, gw_ev_dns(&q, d, tcp ? "tcp" : "udp", status, "no_policy",
 				    time_mono_ms()));
 }
@@ -147,18 +238,20 @@ static void on_malformed(struct gateway *g, const struct gw_meta *m,
 				    time_mono_ms()));
 }
 
-static void dns_message(struct gw_worker *w, const struct gw_meta *m,
-			const struct gw_pkt *p, const uint8_t *msg, size_t len, bool tcp,
-			const char *sid, struct gw_evlist *l)
+static enum gw_dns_act dns_message(struct gw_worker *w, const struct gw_meta *m,
+				   const struct gw_pkt *p, const uint8_t *msg, size_t len,
+				   bool tcp, struct flow *f, const char *sid,
+				   const struct policy *pol, struct gw_evlist *l)
 {
 	struct dns_msg *d = w->msg;
 
 	if (len == 0 || dns_parse(msg, len, d) != 0)
 		on_malformed(w->g, m, p, tcp, sid, l);
 	else if (!d->qr)
-		on_query(w->g, m, p, tcp, d, sid);
+		return on_query(w, m, p, tcp, d, msg, len, f, sid, pol, l);
 	else
 		on_answer(w->g, m, p, tcp, d, sid, l);
+	return GW_DNS_PASS;
 }
 
 /* Next expected sequence number of direction dir; false: this segment is not it. */
@@ -184,7 +277,7 @@ static bool in_order(struct flow *f, int dir, const struct gw_pkt *p)
 
 static void dns_tcp_segment(struct gw_worker *w, const struct gw_meta *m,
 			    const struct gw_pkt *p, struct flow *f, const char *sid,
-			    struct gw_evlist *l)
+			    const struct policy *pol, struct gw_evlist *l)
 {
 	int dir = p->dport == 53 ? 0 : 1, r;
 	const uint8_t *msg;
@@ -205,15 +298,17 @@ static void dns_tcp_segment(struct gw_worker *w, const struct gw_meta *m,
 		if (r < 0)
 			on_malformed(w->g, m, p, true, sid, l);
 		else
-			dns_message(w, m, p, msg, len, true, sid, l);
+			(void)dns_message(w, m, p, msg, len, true, f, sid, pol, l);
 	}
 }
 
-void gw_dns_packet(struct gw_worker *w, const struct gw_meta *m, const struct gw_pkt *p,
-		   struct flow *f, const char *sid, struct gw_evlist *l)
+enum gw_dns_act gw_dns_packet(struct gw_worker *w, const struct gw_meta *m,
+			      const struct gw_pkt *p, struct flow *f, const char *sid,
+			      const struct policy *pol, struct gw_evlist *l)
 {
 	if (p->proto == IPPROTO_UDP)
-		dns_message(w, m, p, p->payload, p->payload_len, false, sid, l);
-	else if (p->proto == IPPROTO_TCP && f)
-		dns_tcp_segment(w, m, p, f, sid, l);
+		return dns_message(w, m, p, p->payload, p->payload_len, false, f, sid, pol, l);
+	if (p->proto == IPPROTO_TCP && f)
+		dns_tcp_segment(w, m, p, f, sid, pol, l);
+	return GW_DNS_PASS;
 }

@@ -32,6 +32,10 @@ struct dnspend_entry {
 	int64_t pid;                     /* -1 unknown */
 	int64_t sent_ms;                 /* monotonic */
 	struct timespec sent_wall;
+	/* The policy's word on the query (static strings; verdict NULL: "allowed"). */
+	const char *verdict, *reason, *mode;
+	char rule[96];
+	char rcode[12];                  /* a synthesised answer's rcode, "" none */
 };
 
 struct dnspend;

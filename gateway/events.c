@@ -59,7 +59,26 @@ static void pid_field(struct event *e, int64_t pid)
 		event_null(e, "pid");
 }
 
-struct event *gw_ev_connect(const struct flow *f, const char *reason, int64_t pid)
+/* geo {country, asn, org} of dst with a database, null otherwise. */
+static void geo_field(struct gateway *g, struct event *e, const struct flow *f)
+{
+	struct geo_info gi;
+
+	if (!g->geo || geo_lookup(g->geo, f->family, f->dst, &gi) != 0) {
+		event_null(e, "geo");
+		return;
+	}
+	event_object_begin(e, "geo");
+	str_or_null(e, "country", gi.country);
+	if (gi.asn >= 0)
+		event_int(e, "asn", gi.asn);
+	else
+		event_null(e, "asn");
+	str_or_null(e, "org", gi.org);
+	event_object_end(e);
+}
+
+struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid)
 {
 	struct event *e = event_new("net.connect", f->sid[0] ? f->sid : NULL,
 				    EVENT_SRC_GATEWAY);
@@ -77,10 +96,14 @@ struct event *gw_ev_connect(const struct flow *f, const char *reason, int64_t pi
 	str_or_null(e, "alpn", f->alpn);
 	event_bool(e, "ech", f->ech);
 	event_str(e, "parse", f->parse);
-	event_str(e, "verdict", f->verdict == NFT_MARK_ALLOW ? "allowed" : "blocked");
-	event_str(e, "reason", reason);
-	event_null(e, "rule");
-	event_str(e, "mode", "observe");
+	event_str(e, "verdict", f->vstr ? f->vstr
+			  : f->verdict == NFT_MARK_ALLOW ? "allowed" : "blocked");
+	event_str(e, "reason", f->reason);
+	str_or_null(e, "rule", f->rule);
+	event_str(e, "mode", f->mode ? f->mode : "observe");
+	if (f->range)
+		event_str(e, "range", f->range);
+	geo_field(g, e, f);
 	pid_field(e, pid);
 	uid_field(e, f->uid);
 	return e;
@@ -130,14 +153,15 @@ struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans
 	if (!e)
 		return NULL;
 	query_fields(e, q);
-	event_str(e, "rcode", ans ? dns_rcode_str(ans->rcode) : NULL);
+	event_str(e, "rcode", ans ? dns_rcode_str(ans->rcode) : q->rcode[0] ? q->rcode : NULL);
 	answers(e, ans);
 	resolver_field(e, &q->key);
 	event_str(e, "transport", transport);
 	event_str(e, "status", status);
-	event_str(e, "verdict", "allowed");
-	event_str(e, "reason", reason);
-	event_str(e, "mode", "observe");
+	event_str(e, "verdict", q->verdict ? q->verdict : "allowed");
+	event_str(e, "reason", q->reason ? q->reason : reason);
+	str_or_null(e, "rule", q->rule);
+	event_str(e, "mode", q->mode ? q->mode : "observe");
 	if (ans && q->sent_ms > 0)
 		event_int(e, "latency_ms", now_ms - q->sent_ms);
 	else

@@ -42,6 +42,11 @@ struct flow {
 	int64_t uid;                    /* -1 unknown */
 	bool decided;
 	uint32_t verdict;               /* NFT_MARK_ALLOW / NFT_MARK_DENY once decided */
+	const char *vstr;               /* static: allowed, blocked, would_block */
+	const char *reason;             /* static: the decision's reason */
+	const char *mode;               /* static: enforce, report, observe */
+	const char *range;              /* static: private_range class, NULL */
+	char rule[96];                  /* "policy NAME line N", "" none */
 	unsigned npkts;                 /* packets of it queued */
 	bool is_dns;                    /* port 53: every packet queued, DNS parsed */
 	/* The client's first stream bytes, for the ClientHello / request head. */

@@ -69,7 +69,7 @@ int gateway_new(const struct gw_config *c, struct gateway **out)
 		return -ENOMEM;
 	g->cfg = *c;
 	g->flow_seq = (uint64_t)time_wall_us();   /* ids stay unique across restarts */
-	g->nsfd = g->ct_stopfd = -1;
+	g->nsfd = g->ct_stopfd = g->viol_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->start_lock, NULL);
 	pthread_cond_init(&g->start_cond, NULL);
@@ -79,6 +79,8 @@ int gateway_new(const struct gw_config *c, struct gateway **out)
 	ret = open_netns(g);
 	if (ret == 0)
 		ret = make_tables(g);
+	if (ret == 0)
+		ret = gw_policy_init(g);
 	if (ret == 0 && (g->w = calloc(c->queues, sizeof(*g->w))) == NULL)
 		ret = -ENOMEM;
 out:
@@ -122,6 +124,7 @@ static int start_worker(struct gateway *g, unsigned i)
 	w->g = g;
 	w->idx = i;
 	w->qnum = (uint16_t)(g->cfg.queue_base + i);
+	w->raw4 = w->raw6 = -1;   /* opened at the first synthesised answer */
 	w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->stopfd < 0)
 		return -errno;
@@ -187,6 +190,7 @@ void gateway_free(struct gateway *g)
 	dnsbind_free(g->binds);
 	dnspend_free(g->pend);
 	marktab_free(g->marks);
+	gw_policy_fini(g);
 	free(g->w);
 	if (g->nsfd >= 0)
 		close(g->nsfd);
@@ -208,5 +212,6 @@ void gateway_session_unbind(struct gateway *g, uint32_t mark_id)
 	(void)marktab_del(g->marks, mark_id);
 	pthread_mutex_lock(&g->lock);
 	dnsbind_forget(g->binds, mark_id);
+	gw_blocks_forget(g->blocks, mark_id);
 	pthread_mutex_unlock(&g->lock);
 }

@@ -3,8 +3,8 @@
  * the ruleset (nft/) queues, parsing DNS and the first bytes of new flows, recording
  * net.dns / net.connect and answering with a verdict in the packet mark; one conntrack
  * thread turning flow ends and periodic dumps into net.flow, and queue drops into
- * sensor.loss. Observe mode for now: every flow is allowed (reason "no_policy"); the
- * decision is one function (gw_decide, gateway/decide.c) for the policy work to change.
+ * sensor.loss. Each session's policy decides its queries and flows (gateway/decide.c,
+ * gateway/dnsh.c; gw_config.enforce false: observe only, every flow allowed).
  * Design: docs/gateway.md. Returns 0 or -errno; nothing here logs except the threads'
  * loops (once per failure, at the edge).
  */
@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "daemon/config.h"
+
+struct policy_set;
+
 struct gw_config {
 	const char *netns;            /* name under /run/netns, absolute path, or NULL */
 	unsigned queue_base, queues, queue_len;
@@ -22,6 +26,14 @@ struct gw_config {
 	uint64_t dns_ttl_min_ms, dns_ttl_max_ms;
 	uint64_t flow_interim_ms;     /* net.flow final:false for flows older than this */
 	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged as such */
+	/* Policy (docs/gateway.md "Enforcement"); enforce false: observe only. */
+	bool enforce;
+	struct policy_set *policies;  /* the gateway takes its own reference; NULL: default-deny */
+	const struct sg_resolver *resolvers;   /* copied; DNS only to these */
+	size_t n_resolvers;
+	const char *geoip_db;         /* NULL: no geo in net.connect */
+	unsigned block_burst;         /* blocked attempts per window before policy.violation; 0 off */
+	uint64_t block_window_ms;
 };
 
 struct gateway;
@@ -50,6 +62,30 @@ void gateway_free(struct gateway *g);
  */
 int gateway_session_bind(struct gateway *g, uint32_t mark_id, const char *sid,
 			 const char *cgdir);
+/* The policy (by name; NULL: "default") of mark id's session. 0, -ENOENT, -EINVAL. */
+int gateway_session_policy(struct gateway *g, uint32_t mark_id, const char *policy);
+/*
+ * Swaps in a new policy set and resolver list (a reload): decisions after the call use
+ * them; flows already decided keep their verdict. Takes its own reference on set.
+ */
+void gateway_set_policies(struct gateway *g, struct policy_set *set,
+			  const struct sg_resolver *res, size_t n_res);
+/*
+ * After gateway_set_policies, with gateway.revoke_on_reload: decides every allowed flow
+ * again; those now blocked get the deny verdict in their conntrack mark (the kernel
+ * rejects their next packet) and a policy.revoke event. *n_revoked: how many. 0 or -errno
+ * (the flows counted were still marked denied in the gateway's own table).
+ */
+int gateway_revoke(struct gateway *g, size_t *n_revoked);
+/*
+ * Sessions whose blocked attempts passed gateway.block_burst within the window and whose
+ * policy says terminate_on_violation, taken out one at a time (mark id, session id):
+ * the main thread terminates them. 0 with one taken, -ENOENT none. efd is an eventfd
+ * the gateway writes when one is waiting (for the main loop), -1 before start.
+ */
+int gateway_take_violation(struct gateway *g, char *sid, size_t cap);
+int gateway_violation_fd(struct gateway *g);
+
 /* Forgets mark id and its DNS bindings: call after the elements are removed. */
 void gateway_session_unbind(struct gateway *g, uint32_t mark_id);
 

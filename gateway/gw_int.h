@@ -16,6 +16,7 @@
 #include "gateway/gateway.h"
 #include "gateway/marktab.h"
 #include "gateway/pkt.h"
+#include "policy/policy.h"
 
 #define GW_FLOWS_MAX 262144
 #define GW_BINDS_MAX 262144
@@ -32,7 +33,24 @@ struct gw_stats {
 	atomic_uint_fast64_t queue_dropped, user_dropped, ct_overruns, emit_failed;
 	atomic_uint_fast64_t lat[GW_LAT_BUCKETS + 1];   /* decision latency histogram */
 	atomic_uint_fast64_t lat_sum_us;
+	atomic_uint_fast64_t blocked_flows, would_block_flows, blocked_dns, dns_synth,
+		violations;
 };
+
+/* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
+#define GW_VIOL_MAX 64
+struct gw_blocks;
+int gw_blocks_new(struct gw_blocks **out);
+void gw_blocks_free(struct gw_blocks *b);
+/*
+ * Counts one blocked attempt of mark id at now_ms; true when it is the one that takes
+ * the session past burst attempts within window_ms (once per window).
+ */
+bool gw_blocks_hit(struct gw_blocks *b, uint32_t id, const char *sid, int64_t now_ms,
+		   unsigned burst, int64_t window_ms);
+void gw_blocks_forget(struct gw_blocks *b, uint32_t id);
+/* Writes sandgate_gateway_session_blocked_total{session="..."} lines. */
+void gw_blocks_metrics(struct gw_blocks *b, FILE *out);
 
 struct gw_worker {
 	struct gateway *g;
@@ -47,6 +65,7 @@ struct gw_worker {
 	size_t slen;                  /* verdict bytes batched in sbuf */
 	struct dns_msg *msg;          /* ~19 KiB scratch, one per worker */
 	int diagfd;                   /* sock_diag socket in the namespace, -1: no pids */
+	int raw4, raw6;               /* raw sockets for synthesised DNS answers, -1: not open */
 	int start_err;
 };
 
@@ -70,6 +89,15 @@ struct gateway {
 	unsigned started;             /* threads that finished starting (ok or not) */
 	uint64_t flow_seq;            /* last flow_id given (under lock); seeded from the clock */
 	uint64_t qdrop_last[2][64];   /* nfnetlink_queue drop counters seen last */
+	/* Policy, under lock (a reload swaps them). */
+	struct policy_set *pset;
+	struct sg_resolver res[CONFIG_MAX_RESOLVERS];
+	size_t n_res;
+	struct geo_db *geo;           /* read-only after start */
+	struct gw_blocks *blocks;
+	char viol[GW_VIOL_MAX][MARKTAB_ID_MAX + 1];   /* sessions to terminate */
+	unsigned n_viol;
+	int viol_fd;                  /* eventfd: a violation waits */
 	struct gw_stats st;
 };
 
@@ -108,14 +136,37 @@ void gw_evlist_push(struct gw_evlist *l, struct event *e);
 /* Emits every event of l (and a sensor.loss for the lost ones), then frees the list. */
 void gw_evlist_flush(struct gateway *g, struct gw_evlist *l);
 /*
+ * What gw_dns_packet did with a query: let it pass, or dropped it (a blocked name was
+ * answered by the gateway itself).
+ */
+enum gw_dns_act { GW_DNS_PASS, GW_DNS_DROP };
+/*
  * The DNS of one port-53 packet: UDP payload, or TCP segment fed to f's reassembler
  * (f NULL: TCP cannot be followed). Pairs answers with queries, binds answer addresses
  * to the session's names, queues net.dns events on l. Call with g->lock held.
  */
-void gw_dns_packet(struct gw_worker *w, const struct gw_meta *m, const struct gw_pkt *p,
-		   struct flow *f, const char *sid, struct gw_evlist *l);
-/* The verdict and reason for a flow whose names are known (observe mode: allow). */
-uint32_t gw_decide(const struct flow *f, const char **reason);
+enum gw_dns_act gw_dns_packet(struct gw_worker *w, const struct gw_meta *m,
+			      const struct gw_pkt *p, struct flow *f, const char *sid,
+			      const struct policy *pol, struct gw_evlist *l);
+/* The policy of the session of mark (default when unknown); NULL only without a set. */
+const struct policy *gw_policy_of(struct gateway *g, uint32_t mark);
+/*
+ * The decision on flow f (its names known, or the first packet: early true) under
+ * policy p, with g->lock held: fills f->verdict, f->pverdict, f->reason, f->rule,
+ * f->mode. Returns true when decided (early: only when nothing later could allow it).
+ */
+bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early);
+/* Policy state at gateway_new / gateway_free (gateway/gwpolicy.c). 0 or -errno. */
+int gw_policy_init(struct gateway *g);
+void gw_policy_fini(struct gateway *g);
+/* True when server:port is one of the configured resolvers (g->lock held). */
+bool gw_resolver_ok(struct gateway *g, int family, const uint8_t *addr, uint16_t port);
+/* Counts a blocked attempt of f's session; may emit policy.violation (onto l). */
+void gw_blocked(struct gateway *g, uint32_t mark_id, const char *sid, const char *reason,
+		struct gw_evlist *l);
+/* Sends a synthesised DNS answer (dns bytes ans) to the query packet's sender. 0 or -errno. */
+int gw_inject_dns(struct gw_worker *w, const struct gw_pkt *q, const uint8_t *ans,
+		  size_t alen);
 
 /* ---- events (gateway/events.c) ---- */
 struct event;
@@ -125,8 +176,9 @@ void gw_ev_endpoint(struct event *e, const char *key, int family, const uint8_t 
 /* Emits e, counting a failure. */
 void gw_emit(struct gateway *g, struct event *e);
 /* net.connect for f at its decision; pid -1: null. */
-struct event *gw_ev_connect(const struct flow *f, const char *reason, int64_t pid);
+struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid);
 /* net.dns for an answered/unanswered/malformed query. */
+/* reason: when q->reason is NULL (no policy said anything). */
 struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans,
 			const char *transport, const char *status, const char *reason,
 			int64_t now_ms);

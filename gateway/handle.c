@@ -103,48 +103,65 @@ static struct flow *flow_of(struct gateway *g, const struct gw_meta *m,
 	return f;
 }
 
-/* What a decision leaves for after the lock: the flow as decided, and why. */
+/* What a decision leaves for after the lock: the flow as decided. */
 struct decided {
 	bool now;
 	struct flow f;           /* a copy without its buffers */
-	const char *reason;
 };
+
+/* f was decided by this packet: keep a copy for its event, count a block. */
+static void on_decided(struct gateway *g, struct flow *f, struct decided *dc,
+		       struct gw_evlist *l)
+{
+	f->decided = true;
+	dc->now = true;
+	/* The first flight is read: its bytes are not needed any more. */
+	free(f->buf);
+	f->buf = NULL;
+	f->len = 0;
+	dc->f = *f;
+	dc->f.dtcp[0] = dc->f.dtcp[1] = NULL;
+	if (f->verdict == NFT_MARK_DENY)
+		atomic_fetch_add_explicit(&g->st.blocked_flows, 1, memory_order_relaxed);
+	if (f->vstr && !strcmp(f->vstr, "would_block"))
+		atomic_fetch_add_explicit(&g->st.would_block_flows, 1, memory_order_relaxed);
+	if (f->verdict == NFT_MARK_DENY || (f->vstr && !strcmp(f->vstr, "would_block")))
+		gw_blocked(g, f->mark_id, f->sid, f->reason, l);
+}
 
 /* Runs under g->lock: the flow's state, its names, its DNS; returns the new mark. */
 static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
 			    const struct gw_pkt *p, const char *sid, struct gw_evlist *l,
-			    struct decided *dc)
+			    struct decided *dc, int *verdict)
 {
 	struct gateway *g = w->g;
-	const char *reason;
+	const struct policy *pol = gw_policy_of(g, m->mark);
 	bool reply;
 	struct flow *f = flow_of(g, m, p, sid, &reply);
 
 	if (!f) {
 		/* No flow to follow (table full, or an answer to an unseen query): decide on
-		 * the spot, observe mode: allowed, without names. */
+		 * the spot, without names: DNS is read, anything else is allowed only when
+		 * the gateway just observes. */
 		atomic_fetch_add_explicit(&g->st.flows_untracked, 1, memory_order_relaxed);
-		if (is_dns(p))
-			gw_dns_packet(w, m, p, NULL, sid, l);
+		if (is_dns(p) && gw_dns_packet(w, m, p, NULL, sid, pol, l) == GW_DNS_DROP)
+			*verdict = NF_DROP;
+		if (g->cfg.enforce && !is_dns(p))
+			return nft_mark_with_verdict(m->mark, NFT_MARK_DENY);
 		return nft_mark_with_verdict(m->mark, NFT_MARK_ALLOW);
 	}
 	if (!f->decided) {
 		f->npkts++;
-		if (gw_names_feed(f, p, reply)) {
-			f->verdict = gw_decide(f, &reason);
-			f->decided = true;
-			dc->now = true;
-			/* The first flight is read: its bytes are not needed any more. */
-			free(f->buf);
-			f->buf = NULL;
-			f->len = 0;
-			dc->f = *f;
-			dc->f.dtcp[0] = dc->f.dtcp[1] = NULL;
-			dc->reason = reason;
-		}
+		/* At the SYN: a flow no name could allow is decided at once, so nothing of
+		 * it reaches the destination. (UDP's names come with its first packet.) */
+		if (f->npkts == 1 && !reply && p->proto == IPPROTO_TCP &&
+		    gw_decide(g, f, pol, true))
+			on_decided(g, f, dc, l);
+		else if (gw_names_feed(f, p, reply) && gw_decide(g, f, pol, false))
+			on_decided(g, f, dc, l);
 	}
-	if (f->is_dns)
-		gw_dns_packet(w, m, p, f, sid, l);
+	if (f->is_dns && gw_dns_packet(w, m, p, f, sid, pol, l) == GW_DNS_DROP)
+		*verdict = NF_DROP;
 	return f->decided ? nft_mark_with_verdict(m->mark, f->verdict) : m->mark;
 }
 
@@ -177,7 +194,7 @@ static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 		return;
 	if (pid < 0)
 		pid = pid_of(w, m, p);
-	gw_emit(w->g, gw_ev_connect(&dc->f, dc->reason, pid));
+	gw_emit(w->g, gw_ev_connect(w->g, &dc->f, pid));
 	gw_lat_observe(w->g, time_mono_us() - m->t0_us);
 }
 
@@ -209,7 +226,7 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 	/* A query's sender, looked up before the lock (it reads /proc). */
 	mm.pid = is_dns(&p) && p.dport == 53 ? pid_of(w, m, &p) : -1;
 	pthread_mutex_lock(&g->lock);
-	*mark = locked_part(w, m, &p, sid, &l, &dc);
+	*mark = locked_part(w, m, &p, sid, &l, &dc, verdict);
 	pthread_mutex_unlock(&g->lock);
 	connect_event(w, m, &p, &dc);
 	gw_evlist_flush(g, &l);

@@ -14,6 +14,7 @@ struct mt_node {
 	uint32_t id;
 	char sid[MARKTAB_ID_MAX + 1];
 	char cgdir[MARKTAB_CG_MAX + 1];
+	char policy[MARKTAB_POLICY_MAX + 1];   /* "" the default policy */
 };
 
 struct marktab {
@@ -130,6 +131,38 @@ int marktab_get_cgroup(struct marktab *t, uint32_t id, char *out, size_t cap)
 		ret = -ENOSPC;
 	else if (n && n->cgdir[0]) {
 		strcpy(out, n->cgdir);
+		ret = 0;
+	}
+	pthread_rwlock_unlock(&t->lock);
+	return ret;
+}
+
+int marktab_set_policy(struct marktab *t, uint32_t id, const char *policy)
+{
+	struct mt_node *n;
+	size_t len = policy ? strlen(policy) : 0;
+
+	if (len > MARKTAB_POLICY_MAX)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&t->lock);
+	n = *slot(t, id);
+	if (n)
+		memcpy(n->policy, len ? policy : "", len + 1);
+	pthread_rwlock_unlock(&t->lock);
+	return n ? 0 : -ENOENT;
+}
+
+int marktab_get_policy(struct marktab *t, uint32_t id, char *out, size_t cap)
+{
+	struct mt_node *n;
+	int ret = -ENOENT;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = *slot(t, id);
+	if (n && strlen(n->policy) >= cap)
+		ret = -ENOSPC;
+	else if (n) {
+		strcpy(out, n->policy);
 		ret = 0;
 	}
 	pthread_rwlock_unlock(&t->lock);

@@ -12,6 +12,7 @@
 
 #define MARKTAB_ID_MAX 64    /* bytes of a session id, as SESSION_ID_MAX */
 #define MARKTAB_CG_MAX 512   /* bytes of a session's cgroup directory */
+#define MARKTAB_POLICY_MAX 127   /* bytes of a policy name */
 
 struct marktab;
 
@@ -35,6 +36,13 @@ int marktab_get(struct marktab *t, uint32_t id, char *out, size_t cap);
 /* Copies the cgroup directory of mark id into out. 0, -ENOENT (unmapped or unknown),
  * -ENOSPC. */
 int marktab_get_cgroup(struct marktab *t, uint32_t id, char *out, size_t cap);
+/*
+ * The policy name of mark id's session (NULL or "": the default policy); a new mapping
+ * starts with "". 0, -ENOENT (unmapped), -EINVAL (longer than MARKTAB_POLICY_MAX).
+ */
+int marktab_set_policy(struct marktab *t, uint32_t id, const char *policy);
+/* Copies the policy name of mark id ("" the default) into out. 0, -ENOENT, -ENOSPC. */
+int marktab_get_policy(struct marktab *t, uint32_t id, char *out, size_t cap);
 /* Number of mappings. */
 size_t marktab_count(struct marktab *t);
 

@@ -31,6 +31,11 @@ static const struct counter_def counters[] = {
 	C(user_dropped, "Packets the kernel dropped: netlink socket full"),
 	C(ct_overruns, "Conntrack event socket overruns"),
 	C(emit_failed, "Events that could not be recorded"),
+	C(blocked_flows, "Flows blocked by the policy"),
+	C(would_block_flows, "Flows a report-only policy would have blocked"),
+	C(blocked_dns, "DNS queries blocked by the policy"),
+	C(dns_synth, "Answers the gateway synthesised for blocked queries"),
+	C(violations, "Bursts of blocked attempts (policy.violation)"),
 };
 #undef C
 
@@ -69,5 +74,8 @@ int gateway_metrics(struct gateway *g, FILE *out)
 	fprintf(out, "# HELP sandgate_gateway_sessions Session marks the packet path knows\n"
 		     "# TYPE sandgate_gateway_sessions gauge\nsandgate_gateway_sessions %zu\n",
 		marktab_count(g->marks));
+	pthread_mutex_lock(&g->lock);
+	gw_blocks_metrics(g->blocks, out);
+	pthread_mutex_unlock(&g->lock);
 	return histogram(g, out) == 0 && !ferror(out) ? 0 : -EIO;
 }

@@ -139,6 +139,11 @@ static void worker_teardown(struct gw_worker *w)
 	if (w->diagfd >= 0)
 		close(w->diagfd);
 	w->diagfd = -1;
+	if (w->raw4 >= 0)
+		close(w->raw4);
+	if (w->raw6 >= 0)
+		close(w->raw6);
+	w->raw4 = w->raw6 = -1;
 	free(w->rbuf);
 	free(w->sbuf);
 	free(w->msg);

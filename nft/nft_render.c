@@ -73,6 +73,7 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	fputs("\tchain " NFT_CH_DENY " {\n"
 	      "\t\tct direction original meta l4proto tcp reject with tcp reset\n"
 	      "\t\tct direction original reject with icmpx admin-prohibited\n"
+	      "\t\tct direction reply accept\n"
 	      "\t\tdrop\n\t}\n\n", f);
 	fputs("\tchain " NFT_CH_SESSION " {\n\t\ticmpv6 type 133-137 accept\n", f);
 	for (size_t i = 0; i < sizeof(dns) / sizeof(dns[0]); i++) {

@@ -290,7 +290,7 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 
 static void chain_deny(struct nft_batch *b)
 {
-	uint8_t orig = CT_DIR_ORIGINAL, tcp = IPPROTO_TCP;
+	uint8_t orig = CT_DIR_ORIGINAL, reply = CT_DIR_REPLY, tcp = IPPROTO_TCP;
 	struct nft_rb rb;
 
 	/* ct direction original meta l4proto tcp reject with tcp reset */
@@ -306,6 +306,17 @@ static void chain_deny(struct nft_batch *b)
 	nft_rb_ct_load(&rb, NFT_CT_DIRECTION, NFT_REG_1);
 	nft_rb_cmp(&rb, NFT_CMP_EQ, &orig, 1);
 	nft_rb_reject(&rb, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	nft_rb_emit(&rb, b);
+	/*
+	 * ct direction reply accept: the reset or ICMP error the rules above send back is
+	 * attached to the denied flow's conntrack entry, in its reply direction, and must
+	 * reach the client. A denied flow has no other replies: its first packet never
+	 * passed, so its entry is never confirmed.
+	 */
+	nft_rb_init(&rb, NFT_CH_DENY);
+	nft_rb_ct_load(&rb, NFT_CT_DIRECTION, NFT_REG_1);
+	nft_rb_cmp(&rb, NFT_CMP_EQ, &reply, 1);
+	nft_rb_verdict(&rb, NF_ACCEPT, NULL);
 	nft_rb_emit(&rb, b);
 	nft_rb_init(&rb, NFT_CH_DENY);
 	nft_rb_verdict(&rb, NF_DROP, NULL);

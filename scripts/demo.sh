@@ -62,10 +62,17 @@ chmod +x "$HTTPD"
 ip netns exec $PEER socat TCP-LISTEN:80,bind=198.18.1.2,fork,reuseaddr EXEC:"$HTTPD" &
 cat >"$CONF" <<YAML
 # Everything on the embedded defaults but the gateway, which is opt-in: here it works
-# in the lab namespace, observing (no policy yet: every flow is allowed and recorded).
+# in the lab namespace and enforces the default policy: web.test (and its subdomains)
+# through the lab resolver, nothing else.
 gateway:
   enabled: true
   netns: $GW
+  resolvers: [198.18.1.2]
+policies:
+  default:
+    allow:
+      - domain: web.test
+      - domain: "*.web.test"
 YAML
 
 say "starting sandgated: embedded defaults (state $STATE, socket $SOCK), gateway in namespace $GW"
@@ -95,6 +102,9 @@ say "a session: its own cgroup with limits (memory 256M, 64 pids), workdir $W"
 say "the agent runs commands inside it (sandgate run): a file, a DNS lookup, an HTTP fetch"
 ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
 	'echo "hello from $(tail -n1 /proc/self/cgroup)"; echo data > notes.txt; dig +short web.test; curl -s http://web.test/'
+say "and two the policy blocks: a name not allowed (the gateway answers REFUSED), an address nobody resolved (reset)"
+ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
+	'dig +time=2 +tries=1 exfil.example | grep -o "status: [A-Z]*"; curl -sS --max-time 3 http://198.18.1.9/ || true'
 say "waiting for the flows' end records (net.flow comes when conntrack forgets a flow)"
 for _ in $(seq 100); do
 	[ "$(cat "$STATE"/journal/*.jsonl | grep -c "\"event\":\"net.flow\",\"host\":\"[^\"]*\",\"session_id\":\"$SID\"")" -ge 3 ] && break
@@ -118,7 +128,7 @@ cat "$STATE"/journal/*.jsonl | jq -c --arg s "$SID" 'select(.session_id == $s)
 	| {seq, event, source} + (del(.ts, .seq, .prev, .event, .host, .session_id, .source)
 	| with_entries(select(.key | IN("reason","actor","exit_status","fs_state","tool","status",
 	  "input_summary","changed_while_paused","cmd","args","path","qname","answers","dst",
-	  "domain","http_host","verdict","bytes_out","bytes_in","exit_code"))))'
+	  "domain","http_host","verdict","rcode","bytes_out","bytes_in","exit_code"))))'
 
 say "stopping the daemon (SIGTERM: final checkpoint, clean close)"
 kill -TERM "$DPID"

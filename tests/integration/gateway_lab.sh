@@ -145,7 +145,9 @@ in_cg() {
 		"$GWNS" "$CG2/$SG_PARENT/$s" "$@"
 }
 # gw_config FILE [EXTRA YAML under gateway:]: metrics on $METRICS_PORT when set, else off
-# (the default 127.0.0.1:9477 may be taken by another daemon on the host).
+# (the default 127.0.0.1:9477 may be taken by another daemon on the host). The gateway
+# observes only (enforce: false) unless GW_ENFORCE=true: the t_gateway_* tests check
+# the packet path itself, t_policy_* the enforcement.
 gw_config() {
 	local m=null
 	[ -n "${METRICS_PORT:-}" ] && m="127.0.0.1:$METRICS_PORT"
@@ -154,6 +156,7 @@ gateway:
   enabled: true
   netns: $GWNS
   queues: 2
+  enforce: ${GW_ENFORCE:-false}
 ${2:-}"
 }
 

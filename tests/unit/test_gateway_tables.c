@@ -89,6 +89,71 @@ static void test_dnsbind(void **state)
 	dnsbind_free(NULL);
 }
 
+/* Two allowed names on one address both stay bound, each with its own expiry. */
+static void test_dnsbind_names(void **state)
+{
+	const uint8_t a4[4] = { 198, 18, 1, 2 };
+	char names[DNSBIND_NAMES_PER_ADDR][DNSBIND_NAME_MAX], name[DNSBIND_NAME_MAX], n[16];
+	struct dnsbind *b;
+
+	(void)state;
+	assert_int_equal(dnsbind_new(4, &b), 0);
+	assert_int_equal(dnsbind_add(b, 1, AF_INET, a4, "api.test", 1000), 0);
+	assert_int_equal(dnsbind_add(b, 1, AF_INET, a4, "cdn.test", 3000), 0);
+	assert_int_equal(dnsbind_names(b, 1, AF_INET, a4, 500, names, 8), 2);
+	assert_true((!strcmp(names[0], "api.test") && !strcmp(names[1], "cdn.test")) ||
+		    (!strcmp(names[1], "api.test") && !strcmp(names[0], "cdn.test")));
+	assert_int_equal(dnsbind_count(b), 1);   /* one address */
+	/* The same name again refreshes it, no duplicate. */
+	assert_int_equal(dnsbind_add(b, 1, AF_INET, a4, "api.test", 4000), 0);
+	assert_int_equal(dnsbind_names(b, 1, AF_INET, a4, 500, names, 8), 2);
+	assert_int_equal(dnsbind_lookup(b, 1, AF_INET, a4, 500, name, sizeof(name)), 0);
+	assert_string_equal(name, "api.test");   /* the latest answer */
+	/* Each name expires on its own. */
+	assert_int_equal(dnsbind_names(b, 1, AF_INET, a4, 3500, names, 8), 1);
+	assert_string_equal(names[0], "api.test");
+	/* At most max copied; other sessions see nothing. */
+	assert_int_equal(dnsbind_names(b, 1, AF_INET, a4, 500, names, 1), 1);
+	assert_int_equal(dnsbind_names(b, 2, AF_INET, a4, 500, names, 8), 0);
+	/* Past DNSBIND_NAMES_PER_ADDR, the name expiring first gives way. */
+	for (int i = 0; i < DNSBIND_NAMES_PER_ADDR + 1; i++) {
+		snprintf(n, sizeof(n), "n%d.test", i);
+		assert_int_equal(dnsbind_add(b, 3, AF_INET, a4, n, 10000 + i), 0);
+	}
+	assert_int_equal(dnsbind_names(b, 3, AF_INET, a4, 0, names, 8), DNSBIND_NAMES_PER_ADDR);
+	for (int i = 0; i < DNSBIND_NAMES_PER_ADDR; i++)
+		assert_string_not_equal(names[i], "n0.test");
+	/* All expired: the address is gone. */
+	assert_int_equal(dnsbind_names(b, 1, AF_INET, a4, 5000, names, 8), 0);
+	assert_int_equal(dnsbind_count(b), 1);
+	dnsbind_free(b);
+}
+
+static void test_marktab_policy(void **state)
+{
+	struct marktab *t;
+	char p[MARKTAB_POLICY_MAX + 1], big[MARKTAB_POLICY_MAX + 2];
+
+	(void)state;
+	assert_int_equal(marktab_new(&t), 0);
+	assert_int_equal(marktab_set_policy(t, 7, "strict"), -ENOENT);
+	assert_int_equal(marktab_set(t, 7, "s7", NULL), 0);
+	assert_int_equal(marktab_get_policy(t, 7, p, sizeof(p)), 0);
+	assert_string_equal(p, "");   /* the default policy */
+	assert_int_equal(marktab_set_policy(t, 7, "strict"), 0);
+	assert_int_equal(marktab_get_policy(t, 7, p, sizeof(p)), 0);
+	assert_string_equal(p, "strict");
+	assert_int_equal(marktab_get_policy(t, 7, p, 3), -ENOSPC);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(marktab_set_policy(t, 7, big), -EINVAL);
+	assert_int_equal(marktab_set_policy(t, 7, NULL), 0);
+	assert_int_equal(marktab_get_policy(t, 7, p, sizeof(p)), 0);
+	assert_string_equal(p, "");
+	assert_int_equal(marktab_get_policy(t, 8, p, sizeof(p)), -ENOENT);
+	marktab_free(t);
+}
+
 static void pend_entry(struct dnspend_entry *e, uint16_t id, int64_t sent)
 {
 	memset(e, 0, sizeof(*e));
@@ -194,6 +259,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_marktab),
 		cmocka_unit_test(test_dnsbind),
+		cmocka_unit_test(test_dnsbind_names),
+		cmocka_unit_test(test_marktab_policy),
 		cmocka_unit_test(test_dnspend),
 		cmocka_unit_test(test_flowtab),
 	};
