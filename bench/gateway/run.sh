@@ -206,11 +206,17 @@ cfg_down_C() {
 	echo -e "C\t$ROUND\tcpu_us_per_queued_pkt\t$(awk -v t="$ticks" -v p="$pkts" -v hz="$(getconf CLK_TCK)" \
 		'BEGIN { printf "%.2f", p ? t * 1e6 / hz / p : 0 }')" >>"$OUT"
 	echo -e "C\t$ROUND\tqueued_pkts\t$pkts" >>"$OUT"
+	# Where that CPU went: each thread's utime+stime ticks since it started.
+	for t in /proc/"$DPID"/task/*; do
+		echo -e "$ROUND\t$(cat "$t/comm")\t$(awk '{ print $14 + $15 }' "$t/stat")"
+	done >>"$OUT.threads"
+	metric_dump >>"$OUT.metrics"
 	stop_pid "$DPID"
 	DPID=
 	ip netns exec "$GW" nft delete table inet sandgate   # the ruleset outlives the daemon
 	rmdir "$CG2/$PARENT/b$ROUND" 2>/dev/null || true
 }
+metric_dump() { curl -s "http://127.0.0.1:$MPORT/metrics" | grep -v '^#' | sed "s/^/$ROUND /"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }   # utime + stime, all threads
 metric() { curl -s "http://127.0.0.1:$MPORT/metrics" | awk -v m="sandgate_gateway_$1_total" '$1 == m { print $2 }'; }
 
