@@ -43,6 +43,7 @@ static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 	o->dns_ttl_max_ms = g->dns_ttl_max_ms;
 	o->flow_interim_ms = g->flow_interim_ms;
 	o->dns_timeout_ms = g->dns_timeout_ms;
+	o->ct_event_buffer = g->ct_event_buffer;
 }
 
 /* gateway.start: what was installed where, and whether it fails open (said loudly). */

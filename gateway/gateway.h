@@ -22,6 +22,7 @@ struct gw_config {
 	uint64_t dns_ttl_min_ms, dns_ttl_max_ms;
 	uint64_t flow_interim_ms;     /* net.flow final:false for flows older than this */
 	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged as such */
+	uint64_t ct_event_buffer;     /* destroy-event socket buffer, bytes; 0: 16 MiB */
 };
 
 struct gateway;
