@@ -258,6 +258,7 @@ void *gw_ct_main(void *arg)
 	int ret;
 
 	c.d.g = c.g;
+	(void)pthread_setname_np(pthread_self(), "sg-conntrack");   /* cosmetic */
 	ret = ct_setup(&c);
 	if (ret)
 		log_errno(ret, "gateway: conntrack");

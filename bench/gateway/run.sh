@@ -3,7 +3,7 @@
 # ratios (docs/bench-gateway.md says what each configuration is and what was measured).
 #
 #   bench/gateway/run.sh [BUILD_DIR] [ROUNDS] [SECONDS]     (root; default build/rel 3 3)
-#   env: CFGS="A B C G D" (which configurations, in this order), OUT=raw.tsv
+#   env: CFGS="A B C I G D" (which configurations, in this order), OUT=raw.tsv
 #
 # Lab (namespaces created and removed here; addresses only from 198.18.0.0/15):
 #   $SBX  198.18.0.2  --veth--  $GW 198.18.0.1 | 198.18.1.1  --veth--  $PEER 198.18.1.2
@@ -15,6 +15,8 @@
 #      carries the allow verdict (every flow is "decided" in the kernel from its first
 #      packet), fail-open (bypass) so DNS, still sent to the queue rule, passes unread
 #   C  sandgated, gateway in $GW, interface mode, observe mode, one session on the veth
+#   I  as C without the investigation index (index.enabled: false): what the SQLite
+#      index of every event costs
 #   G  no rules, clients in $GW (OpenSnitch's baseline)
 #   D  opensnitchd 1.5.8 in $GW (default allow, no UI), clients in $GW: it queues only
 #      locally generated new connections (OUTPUT) and DNS answers (INPUT)
@@ -183,11 +185,11 @@ cfg_up_B() {
 cfg_down_B() { "$BUILD/sg_nfttool" --netns "$GW" uninstall >/dev/null; }
 
 sg() { "$BUILD/sandgate" "$@" --control "$TMP/c.sock"; }
-cfg_up_C() {
+cfg_up_C() { # [EXTRA YAML]
 	local i
 	rm -rf "$TMP/state"
-	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n' \
-		"$PARENT" "$MPORT" "$GW" >"$TMP/c.yaml"
+	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n%s' \
+		"$PARENT" "$MPORT" "$GW" "${1:-}" >"$TMP/c.yaml"
 	"$BUILD/sandgated" --config "$TMP/c.yaml" --state-dir "$TMP/state" --control "$TMP/c.sock" \
 		>"$TMP/sandgated.log" 2>&1 &
 	DPID=$!
@@ -203,12 +205,13 @@ cfg_up_C() {
 cfg_down_C() {
 	local ticks pkts
 	ticks=$(($(cpu_ticks "$DPID") - C_CPU0)) pkts=$(($(metric packets) - C_PKT0))
-	echo -e "C\t$ROUND\tcpu_us_per_queued_pkt\t$(awk -v t="$ticks" -v p="$pkts" -v hz="$(getconf CLK_TCK)" \
+	echo -e "$CFG\t$ROUND\tcpu_us_per_queued_pkt\t$(awk -v t="$ticks" -v p="$pkts" -v hz="$(getconf CLK_TCK)" \
 		'BEGIN { printf "%.2f", p ? t * 1e6 / hz / p : 0 }')" >>"$OUT"
-	echo -e "C\t$ROUND\tqueued_pkts\t$pkts" >>"$OUT"
-	# Where that CPU went: each thread's utime+stime ticks since it started.
+	echo -e "$CFG\t$ROUND\tqueued_pkts\t$pkts" >>"$OUT"
+	# Where that CPU went: each thread's utime+stime ticks since it started (the
+	# gateway's are named sg-nfq<queue> and sg-conntrack).
 	for t in /proc/"$DPID"/task/*; do
-		echo -e "$ROUND\t$(cat "$t/comm")\t$(awk '{ print $14 + $15 }' "$t/stat")"
+		echo -e "$CFG\t$ROUND\t${t##*/}\t$(cat "$t/comm")\t$(awk '{ print $14 + $15 }' "$t/stat")"
 	done >>"$OUT.threads"
 	metric_dump >>"$OUT.metrics"
 	stop_pid "$DPID"
@@ -216,7 +219,7 @@ cfg_down_C() {
 	ip netns exec "$GW" nft delete table inet sandgate   # the ruleset outlives the daemon
 	rmdir "$CG2/$PARENT/b$ROUND" 2>/dev/null || true
 }
-metric_dump() { curl -s "http://127.0.0.1:$MPORT/metrics" | grep -v '^#' | sed "s/^/$ROUND /"; }
+metric_dump() { curl -s "http://127.0.0.1:$MPORT/metrics" | grep -v '^#' | sed "s/^/$CFG $ROUND /"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }   # utime + stime, all threads
 metric() { curl -s "http://127.0.0.1:$MPORT/metrics" | awk -v m="sandgate_gateway_$1_total" '$1 == m { print $2 }'; }
 
@@ -282,6 +285,7 @@ run_cfg() { # CFG
 	A) workloads "$SBX" ;;
 	B) cfg_up_B; workloads "$SBX"; cfg_down_B ;;
 	C) cfg_up_C; workloads "$SBX"; cfg_down_C ;;
+	I) cfg_up_C $'index:\n  enabled: false\n'; workloads "$SBX"; cfg_down_C ;;
 	G) workloads "$GW" ;;
 	D) cfg_up_D; workloads "$GW"; cfg_down_D ;;
 	esac
@@ -302,7 +306,7 @@ cfg_up_B; cfg_down_B; lab_conntrack
 : >"$OUT"
 log "results: $OUT (rounds $ROUNDS, $SECS s per workload); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ROUND in $(seq "$ROUNDS"); do
-	for c in ${CFGS:-A B C G D}; do run_cfg $c; done
+	for c in ${CFGS:-A B C I G D}; do run_cfg $c; done
 done
 log "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$(dirname "$0")/table.py" "$OUT"

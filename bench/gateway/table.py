@@ -5,7 +5,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-CFGS = ["A", "B", "C", "G", "D"]
+CFGS = ["A", "B", "C", "I", "G", "D"]
 # metric: (label, higher is better, target description, check(med) -> bool or None)
 ROWS = [
     ("bulk_gbit_s", "bulk TCP, Gbit/s (iperf3, 1 stream)", "C ≥ 0.95 × B",
@@ -42,9 +42,9 @@ def fmt(x):
 
 def main():
     vals = load(sys.argv[1])
-    print("| workload | A none | B rules | C sandgate | G none (local) | D OpenSnitch (local) "
-          "| C/A | C/B | D/G | target | result |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| workload | A none | B rules | C sandgate | I sandgate, no index | G none (local) "
+          "| D OpenSnitch (local) | C/A | C/B | I/A | D/G | target | result |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key, label, target, check in ROWS:
         med = {c: statistics.median(vals[(c, key)]) if vals[(c, key)] else None for c in CFGS}
         ratio = lambda a, b: med[a] / med[b] if med[a] is not None and med[b] else None
@@ -57,13 +57,15 @@ def main():
             except (TypeError, ZeroDivisionError):
                 res = "–"
         print(f"| {label} | " + " | ".join(fmt(med[c]) for c in CFGS) +
-              f" | {fmt(ratio('C', 'A'))} | {fmt(ratio('C', 'B'))} | {fmt(ratio('D', 'G'))}"
+              f" | {fmt(ratio('C', 'A'))} | {fmt(ratio('C', 'B'))} | {fmt(ratio('I', 'A'))}"
+              f" | {fmt(ratio('D', 'G'))}"
               f" | {target} | {res} |")
     for key, label in (("cpu_us_per_queued_pkt", "sandgated CPU per queued packet, µs"),
                        ("queued_pkts", "packets queued to sandgated per round")):
-        v = vals[("C", key)]
-        if v:
-            print(f"| {label} | | | {fmt(statistics.median(v))} | | | | | | | |")
+        c, i = vals[("C", key)], vals[("I", key)]
+        if c or i:
+            print(f"| {label} | | | {fmt(statistics.median(c) if c else None)} | "
+                  f"{fmt(statistics.median(i) if i else None)} | | | | | | | | |")
     n = max((len(v) for v in vals.values()), default=0)
     print(f"\nMedians of {n} rounds; raw figures: {sys.argv[1]}")
 
