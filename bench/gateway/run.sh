@@ -30,7 +30,7 @@ OUT=${OUT:-/tmp/sgbench-gateway-$(date -u +%Y%m%dT%H%M%S).tsv}
 LAB=sgb-$$
 SBX=$LAB-sbx GW=$LAB-gw PEER=$LAB-peer
 TMP=$(mktemp -d /tmp/sgbench-gw.XXXXXX)
-PARENT=sgbench-$$
+PARENT=sggwb-$$
 CG2=/sys/fs/cgroup/unified
 [ -d "$CG2" ] || CG2=/sys/fs/cgroup
 MPORT=$((20000 + $$ % 10000))
@@ -54,8 +54,8 @@ teardown() {
 	done
 	rm -rf "/etc/netns/$GW"
 	rmdir /etc/netns 2>/dev/null
-	for p in "$CG2/$PARENT"/*/; do [ -d "$p" ] && rmdir "$p" 2>/dev/null; done
 	for p in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
+		for ns in "$p/$PARENT"/*/; do [ -d "$ns" ] && rmdir "$ns" 2>/dev/null; done
 		rmdir "$p/$PARENT" 2>/dev/null
 	done
 	rm -rf "$TMP"
@@ -198,12 +198,12 @@ cfg_up_C() { # [EXTRA YAML]
 		[ -S "$TMP/c.sock" ] && break
 		sleep 0.1
 	done
-	sg session create --id "b$ROUND" --iface gwsbx >/dev/null && sg session start "b$ROUND" >/dev/null ||
+	sg session create --id "$CFG$ROUND" --iface gwsbx >/dev/null && sg session start "$CFG$ROUND" >/dev/null ||
 		{ cat "$TMP/sandgated.log" >&2; die "sandgated: no session"; }
 	C_CPU0=$(cpu_ticks "$DPID") C_PKT0=$(metric packets)
 }
 cfg_down_C() {
-	local ticks pkts
+	local ticks pkts h
 	ticks=$(($(cpu_ticks "$DPID") - C_CPU0)) pkts=$(($(metric packets) - C_PKT0))
 	echo -e "$CFG\t$ROUND\tcpu_us_per_queued_pkt\t$(awk -v t="$ticks" -v p="$pkts" -v hz="$(getconf CLK_TCK)" \
 		'BEGIN { printf "%.2f", p ? t * 1e6 / hz / p : 0 }')" >>"$OUT"
@@ -217,7 +217,9 @@ cfg_down_C() {
 	stop_pid "$DPID"
 	DPID=
 	ip netns exec "$GW" nft delete table inet sandgate   # the ruleset outlives the daemon
-	rmdir "$CG2/$PARENT/b$ROUND" 2>/dev/null || true
+	for h in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
+		rmdir "$h/$PARENT/$CFG$ROUND" 2>/dev/null || true
+	done
 }
 metric_dump() { curl -s "http://127.0.0.1:$MPORT/metrics" | grep -v '^#' | sed "s/^/$CFG $ROUND /"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }   # utime + stime, all threads

@@ -40,6 +40,32 @@ def fmt(x):
     return f"{x:.2f}" if abs(x) < 100 else f"{x:.0f}"
 
 
+def threads(path):
+    """sandgated's CPU per thread group (ticks of the whole round), median of the rounds."""
+    try:
+        lines = [l.rstrip("\n").split("\t") for l in open(path)]
+    except OSError:
+        return
+    per = defaultdict(lambda: defaultdict(float))   # (cfg, round) -> group -> ticks
+    for cfg, rnd, _tid, comm, ticks in (l for l in lines if len(l) == 5):
+        group = ("packet path: NFQUEUE workers" if comm.startswith("sg-nfq") else
+                 "conntrack thread" if comm == "sg-conntrack" else
+                 "metrics (libmicrohttpd)" if comm.startswith("MHD") else
+                 "journal, index, sinks, main")
+        per[(cfg, rnd)][group] += float(ticks)
+    groups = sorted({g for d in per.values() for g in d})
+    print("\n| sandgated CPU share by thread | " + " | ".join(
+        c for c in ("C", "I") if any(k[0] == c for k in per)) + " |")
+    print("|---|" + "---|" * len([c for c in ("C", "I") if any(k[0] == c for k in per)]))
+    for g in groups:
+        cells = []
+        for c in ("C", "I"):
+            shares = [d[g] / sum(d.values()) for k, d in per.items() if k[0] == c and sum(d.values())]
+            if any(k[0] == c for k in per):
+                cells.append(f"{100 * statistics.median(shares):.0f} %" if shares else "–")
+        print(f"| {g} | " + " | ".join(cells) + " |")
+
+
 def main():
     vals = load(sys.argv[1])
     print("| workload | A none | B rules | C sandgate | I sandgate, no index | G none (local) "
@@ -66,6 +92,7 @@ def main():
         if c or i:
             print(f"| {label} | | | {fmt(statistics.median(c) if c else None)} | "
                   f"{fmt(statistics.median(i) if i else None)} | | | | | | | | |")
+    threads(sys.argv[1] + ".threads")
     n = max((len(v) for v in vals.values()), default=0)
     print(f"\nMedians of {n} rounds; raw figures: {sys.argv[1]}")
 
