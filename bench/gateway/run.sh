@@ -3,7 +3,8 @@
 # ratios (docs/bench-gateway.md says what each configuration is and what was measured).
 #
 #   bench/gateway/run.sh [BUILD_DIR] [ROUNDS] [SECONDS]     (root; default build/rel 3 3)
-#   env: CFGS="A B C I G D" (which configurations, in this order), OUT=raw.tsv
+#   env: CFGS="A B C I G D" (which configurations, in this order),
+#        WL="bulk dns conn tls udp" (which workloads), OUT=raw.tsv
 #
 # Lab (namespaces created and removed here; addresses only from 198.18.0.0/15):
 #   $SBX  198.18.0.2  --veth--  $GW 198.18.0.1 | 198.18.1.1  --veth--  $PEER 198.18.1.2
@@ -261,23 +262,34 @@ cfg_down_D() {
 
 # ---- workloads -------------------------------------------------------------------------
 record() { echo -e "$CFG\t$ROUND\t$1\t$2" >>"$OUT"; }
+want() { [[ " ${WL:-bulk dns conn tls udp} " == *" $1 "* ]]; }
 workloads() { # NS
 	local ns=$1 v
-	v=$(ip netns exec "$ns" iperf3 -c 198.18.1.2 -t "$SECS" -J | jq '.end.sum_received.bits_per_second / 1e9')
-	record bulk_gbit_s "$v"
-	v=$(ip netns exec "$ns" dnsperf -s 198.18.1.2 -d "$TMP/queries" -l "$SECS" -c 4 -q 100 2>&1 |
-		awk '/Queries per second:/ { print $4 }')
-	record dns_qps "$v"
-	v=$(ip netns exec "$ns" "$LOAD" conn 198.18.1.2 80 "$SECS" 4 bench.web.test | awk '{ print $2 }')
-	record tcp_conn_s "$v"
-	v=$(ip netns exec "$ns" "$LOAD" tls 198.18.1.2 443 "$SECS" 4 bench.web.test | awk '{ print $2 }')
-	record tls_hs_s "$v"
-	v=$(ip netns exec "$ns" "$LOAD" udp 198.18.1.2 7 3000)
-	record udp_rtt_p50_us "$(awk '{ print $2 }' <<<"$v")"
-	record udp_rtt_p99_us "$(awk '{ print $4 }' <<<"$v")"
-	v=$(ip netns exec "$ns" "$LOAD" udpnew 198.18.1.2 7 3000)
-	record udpnew_rtt_p50_us "$(awk '{ print $2 }' <<<"$v")"
-	record udpnew_rtt_p99_us "$(awk '{ print $4 }' <<<"$v")"
+	if want bulk; then
+		v=$(ip netns exec "$ns" iperf3 -c 198.18.1.2 -t "$SECS" -J | jq '.end.sum_received.bits_per_second / 1e9')
+		record bulk_gbit_s "$v"
+	fi
+	if want dns; then
+		v=$(ip netns exec "$ns" dnsperf -s 198.18.1.2 -d "$TMP/queries" -l "$SECS" -c 4 -q 500 2>&1 |
+			awk '/Queries per second:/ { print $4 }')
+		record dns_qps "$v"
+	fi
+	if want conn; then
+		v=$(ip netns exec "$ns" "$LOAD" conn 198.18.1.2 80 "$SECS" 4 bench.web.test | awk '{ print $2 }')
+		record tcp_conn_s "$v"
+	fi
+	if want tls; then
+		v=$(ip netns exec "$ns" "$LOAD" tls 198.18.1.2 443 "$SECS" 4 bench.web.test | awk '{ print $2 }')
+		record tls_hs_s "$v"
+	fi
+	if want udp; then
+		v=$(ip netns exec "$ns" "$LOAD" udp 198.18.1.2 7 3000)
+		record udp_rtt_p50_us "$(awk '{ print $2 }' <<<"$v")"
+		record udp_rtt_p99_us "$(awk '{ print $4 }' <<<"$v")"
+		v=$(ip netns exec "$ns" "$LOAD" udpnew 198.18.1.2 7 3000)
+		record udpnew_rtt_p50_us "$(awk '{ print $2 }' <<<"$v")"
+		record udpnew_rtt_p99_us "$(awk '{ print $4 }' <<<"$v")"
+	fi
 }
 
 run_cfg() { # CFG
