@@ -57,7 +57,11 @@ teardown() {
 	rmdir /etc/netns 2>/dev/null
 	for p in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
 		for ns in "$p/$PARENT"/*/; do [ -d "$ns" ] && rmdir "$ns" 2>/dev/null; done
-		rmdir "$p/$PARENT" 2>/dev/null
+		# a just-emptied child may still be going offline: the parent waits a little
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			[ -d "$p/$PARENT" ] && ! rmdir "$p/$PARENT" 2>/dev/null || break
+			sleep 0.2
+		done
 	done
 	rm -rf "$TMP"
 	return 0
