@@ -68,6 +68,7 @@ teardown() {
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
+trap 'echo "run.sh: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 
 # ---- OpenSnitch: installed here, never running or leaving rules in the initial netns --
 in_init_netns() { [ "$(readlink "/proc/$1/ns/net")" = "$(readlink /proc/1/ns/net)" ]; }
