@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gateway bench: one lab, five configurations interleaved ROUNDS times, medians and
+# The gateway bench: one lab, six configurations interleaved ROUNDS times, medians and
 # ratios (docs/bench-gateway.md says what each configuration is and what was measured).
 #
 #   bench/gateway/run.sh [BUILD_DIR] [ROUNDS] [SECONDS]     (root; default build/rel 3 3)
