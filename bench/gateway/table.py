@@ -23,6 +23,10 @@ ROWS = [
 ]
 
 
+def sign(x):
+    return ("+" if x >= 0 else "−") + fmt(abs(x))
+
+
 def load(path):
     vals = defaultdict(list)
     with open(path) as f:
@@ -75,7 +79,7 @@ def main():
         med = {c: statistics.median(vals[(c, key)]) if vals[(c, key)] else None for c in CFGS}
         ratio = lambda a, b: med[a] / med[b] if med[a] is not None and med[b] else None
         if check is None:
-            res = (f"+{fmt(med['C'] - med['A'])} / +{fmt(med['D'] - med['G'])}"
+            res = (f"{sign(med['C'] - med['A'])} / {sign(med['D'] - med['G'])}"
                    if None not in (med["A"], med["C"], med["D"], med["G"]) else "–")
         else:
             try:
