@@ -412,6 +412,7 @@ static const struct cfg_key gateway_keys[] = {
 	UINT_KEY(GC, queues, 1, 64),
 	UINT_KEY(GC, queue_len, 1, 1u << 24),
 	UINT_KEY(GC, queue_base, 0, 65535),
+	{ "ct_event_buffer", CK_SIZE, F(GC, ct_event_buffer), 0, 4096, 1ull << 30, NULL, NULL },
 	{ "dns_ttl_min", CK_DURATION, F(GC, dns_ttl_min_ms), 0, 0, MS_DAY, NULL, NULL },
 	{ "dns_ttl_max", CK_DURATION, F(GC, dns_ttl_max_ms), 0, MS_S, 7 * MS_DAY, NULL, NULL },
 	{ "resolvers", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_resolvers },
@@ -528,6 +529,7 @@ struct sg_config *config_default(void)
 	};
 	c->gateway = (struct sg_gateway_config){
 		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
+		.ct_event_buffer = 16 << 20,
 		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
 		.enabled = false, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
 		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,

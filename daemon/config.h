@@ -109,6 +109,7 @@ struct sg_gateway_config {
 	unsigned queues;              /* NFQUEUE numbers queue_base .. queue_base+queues-1 */
 	unsigned queue_len;
 	unsigned queue_base;
+	uint64_t ct_event_buffer;     /* conntrack event socket receive buffer, bytes */
 	uint64_t dns_ttl_min_ms;
 	uint64_t dns_ttl_max_ms;
 	struct sg_resolver *resolvers;

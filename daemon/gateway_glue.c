@@ -82,6 +82,7 @@ static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 	o->geoip_db = g->geoip_db;
 	o->block_burst = g->block_burst;
 	o->block_window_ms = g->block_window_ms;
+	o->ct_event_buffer = g->ct_event_buffer;
 }
 
 /* gateway.start: what was installed where, and whether it fails open (said loudly). */

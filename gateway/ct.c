@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -19,12 +21,13 @@
 #include "nft/nft.h"
 
 #define CT_SOCK_BUF (16 * 1024 * 1024)
+#define CT_REAP_MS 1000   /* how often expired entries are made to end (see reap()) */
 
 struct ct_ctx {
 	struct gateway *g;
 	struct nfct_handle *ev, *dump;
 	int tfd, ep;
-	int64_t next_dump_ms;
+	int64_t next_dump_ms, next_reap_ms;
 	struct gw_dump d;
 };
 
@@ -61,7 +64,8 @@ static int session_filter(struct nfct_handle *h)
 
 static int open_handles(struct ct_ctx *c)
 {
-	int size = CT_SOCK_BUF, fd, ret;
+	uint64_t want = c->g->cfg.ct_event_buffer ? c->g->cfg.ct_event_buffer : CT_SOCK_BUF;
+	int size = want > INT32_MAX / 2 ? INT32_MAX / 2 : (int)want, fd, ret;
 
 	c->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_DESTROY);
 	c->dump = nfct_open(CONNTRACK, 0);
@@ -119,7 +123,10 @@ static void ct_teardown(struct ct_ctx *c)
 		close(c->tfd);
 	if (c->ep >= 0)
 		close(c->ep);
+	free(c->d.ev);
 }
+
+static int on_events(struct ct_ctx *c);
 
 static void do_dump(struct ct_ctx *c)
 {
@@ -132,9 +139,31 @@ static void do_dump(struct ct_ctx *c)
 	c->d.gen++;
 	if (c->d.gen == 0)
 		c->d.gen = 1;   /* 0 means "never seen in a dump" */
-	/* A failed dump must not make every flow look gone: sweep only after success. */
-	if (nfct_query(c->dump, NFCT_Q_DUMP_FILTER, fd) == 0)
+	/* A failed dump must not make every flow look gone: sweep only after success. The
+	 * destroy events of flows that ended before or during the dump are read first, so
+	 * only a flow whose event was really lost (overrun) is taken for a missed end. */
+	if (nfct_query(c->dump, NFCT_Q_DUMP_FILTER, fd) == 0 && on_events(c) == 0)
 		gw_ct_sweep(&c->d);
+	nfct_filter_dump_destroy(fd);
+}
+
+/*
+ * Conntrack removes an expired entry (and sends its destroy event) only when something
+ * looks at it: a lookup of the same tuple, the garbage collector (which, with few
+ * entries, wakes up to a minute apart), or a dump, which evicts every expired entry it
+ * walks past. A closed TCP flow's net.flow would wait for one of those. So every
+ * CT_REAP_MS the thread asks for a dump with a filter no entry matches (mark & 0 == 1):
+ * the kernel walks the table, evicts what expired, and sends nothing back.
+ */
+static void reap(struct ct_ctx *c)
+{
+	struct nfct_filter_dump_mark none = { .val = 1, .mask = 0 };
+	struct nfct_filter_dump *fd = nfct_filter_dump_create();
+
+	if (!fd)
+		return;
+	nfct_filter_dump_set_attr(fd, NFCT_FILTER_DUMP_MARK, &none);
+	(void)nfct_query(c->dump, NFCT_Q_DUMP_FILTER, fd);   /* best effort: the dump retries */
 	nfct_filter_dump_destroy(fd);
 }
 
@@ -169,8 +198,14 @@ static void on_tick(struct ct_ctx *c)
 		return;
 	expire_dns(c->g, now);
 	gw_qstats_poll(c->g);
-	if (now < c->next_dump_ms)
+	if (now < c->next_dump_ms) {
+		if (now >= c->next_reap_ms) {
+			c->next_reap_ms = now + CT_REAP_MS;
+			reap(c);
+		}
 		return;
+	}
+	c->next_reap_ms = now + CT_REAP_MS;
 	period = (int64_t)c->g->cfg.flow_interim_ms / 2;
 	period = period < 1000 ? 1000 : period > 10000 ? 10000 : period;
 	c->next_dump_ms = now + period;
@@ -223,6 +258,7 @@ void *gw_ct_main(void *arg)
 	int ret;
 
 	c.d.g = c.g;
+	(void)pthread_setname_np(pthread_self(), "sg-conntrack");   /* cosmetic */
 	ret = ct_setup(&c);
 	if (ret)
 		log_errno(ret, "gateway: conntrack");

@@ -8,6 +8,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gateway/ct_int.h"
@@ -40,30 +41,69 @@ static void endpoints(struct event *e, const struct flow_key *k)
 	gw_ev_endpoint(e, "dst", k->family, k->dst, k->dport, ports);
 }
 
-static void counter(struct event *e, const char *key, const struct nf_conntrack *ct,
-		    enum nf_conntrack_attr a)
+/* What net.flow says about conntrack's entry: from a destroy event or dump, or from
+ * what the last dump told us of a flow whose end was missed. */
+struct ct_snap {
+	struct flow_key k;
+	uint32_t id, mark;
+	bool acct;
+	uint64_t bytes[2], pkts[2];       /* [0] original (out), [1] reply (in) */
+	int64_t duration_ms;              /* -1 unknown */
+	bool missed;
+};
+
+static uint64_t attr64(const struct nf_conntrack *ct, enum nf_conntrack_attr a, bool *set)
 {
-	if (nfct_attr_is_set(ct, a) > 0)
-		event_uint(e, key, nfct_get_attr_u64(ct, a));
-	else
-		event_null(e, key);   /* accounting off: unknown, not zero */
+	if (nfct_attr_is_set(ct, a) <= 0) {
+		*set = false;
+		return 0;
+	}
+	return nfct_get_attr_u64(ct, a);
 }
 
-static void duration(struct event *e, const struct nf_conntrack *ct, const struct flow *f,
-		     bool final)
+static void snap_of_ct(const struct nf_conntrack *ct, const struct flow *f, bool final,
+		       struct ct_snap *s)
 {
+	bool ts = true;
 	uint64_t a, b;
 
-	if (nfct_attr_is_set(ct, ATTR_TIMESTAMP_START) > 0 &&
-	    nfct_attr_is_set(ct, ATTR_TIMESTAMP_STOP) > 0 && final) {
-		a = nfct_get_attr_u64(ct, ATTR_TIMESTAMP_START);
-		b = nfct_get_attr_u64(ct, ATTR_TIMESTAMP_STOP);
-		event_uint(e, "duration_ms", b > a ? (b - a) / 1000000 : 0);
-	} else if (f) {
-		event_int(e, "duration_ms", time_mono_ms() - f->start_ms);
-	} else {
-		event_null(e, "duration_ms");
-	}
+	memset(s, 0, sizeof(*s));
+	ct_key(ct, &s->k);
+	s->id = nfct_get_attr_u32(ct, ATTR_ID);
+	s->mark = nfct_get_attr_u32(ct, ATTR_MARK);
+	s->acct = true;
+	s->bytes[0] = attr64(ct, ATTR_ORIG_COUNTER_BYTES, &s->acct);
+	s->bytes[1] = attr64(ct, ATTR_REPL_COUNTER_BYTES, &s->acct);
+	s->pkts[0] = attr64(ct, ATTR_ORIG_COUNTER_PACKETS, &s->acct);
+	s->pkts[1] = attr64(ct, ATTR_REPL_COUNTER_PACKETS, &s->acct);
+	a = attr64(ct, ATTR_TIMESTAMP_START, &ts);
+	b = attr64(ct, ATTR_TIMESTAMP_STOP, &ts);
+	if (ts && final)
+		s->duration_ms = b > a ? (int64_t)((b - a) / 1000000) : 0;
+	else
+		s->duration_ms = f ? time_mono_ms() - f->start_ms : -1;
+}
+
+/* A flow whose end was missed: the counts and time of the last dump that listed it. */
+static void snap_of_flow(const struct flow *f, struct ct_snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->k = f->key;
+	s->id = f->ct_id;
+	s->mark = f->ct_mark;
+	s->acct = f->ct_acct;
+	memcpy(s->bytes, f->ct_bytes, sizeof(s->bytes));
+	memcpy(s->pkts, f->ct_pkts, sizeof(s->pkts));
+	s->duration_ms = f->ct_seen_ms - f->start_ms;
+	s->missed = true;
+}
+
+static void counter(struct event *e, const char *key, const struct ct_snap *s, uint64_t v)
+{
+	if (s->acct)
+		event_uint(e, key, v);
+	else
+		event_null(e, key);   /* accounting off: unknown, not zero */
 }
 
 static void names(struct event *e, const struct flow *f)
@@ -73,35 +113,45 @@ static void names(struct event *e, const struct flow *f)
 	event_str(e, "http_host", f && f->http_host[0] ? f->http_host : NULL);
 }
 
-struct event *gw_ev_flow(struct gateway *g, const struct nf_conntrack *ct,
-			 const struct flow *f, bool final)
+static struct event *ev_flow(struct gateway *g, const struct ct_snap *s, const struct flow *f,
+			     bool final)
 {
 	char sid[MARKTAB_ID_MAX + 1] = "";
-	uint32_t mark = nfct_get_attr_u32(ct, ATTR_MARK);
-	struct flow_key k;
 	struct event *e;
 
 	if (f)
 		snprintf(sid, sizeof(sid), "%s", f->sid);
-	else if (marktab_get(g->marks, nft_mark_id(mark), sid, sizeof(sid)) != 0)
+	else if (marktab_get(g->marks, nft_mark_id(s->mark), sid, sizeof(sid)) != 0)
 		sid[0] = '\0';
 	e = event_new("net.flow", sid[0] ? sid : NULL, EVENT_SRC_GATEWAY);
 	if (!e)
 		return NULL;
 	/* The packet path's id when it saw the flow start; else conntrack's own. */
-	event_uint(e, "flow_id", f ? f->flow_id : nfct_get_attr_u32(ct, ATTR_ID));
-	event_uint(e, "ct_id", nfct_get_attr_u32(ct, ATTR_ID));
-	ct_key(ct, &k);
-	endpoints(e, &k);
+	event_uint(e, "flow_id", f ? f->flow_id : s->id);
+	event_uint(e, "ct_id", s->id);
+	endpoints(e, &s->k);
 	names(e, f);
-	counter(e, "bytes_out", ct, ATTR_ORIG_COUNTER_BYTES);
-	counter(e, "bytes_in", ct, ATTR_REPL_COUNTER_BYTES);
-	counter(e, "packets_out", ct, ATTR_ORIG_COUNTER_PACKETS);
-	counter(e, "packets_in", ct, ATTR_REPL_COUNTER_PACKETS);
-	duration(e, ct, f, final);
+	counter(e, "bytes_out", s, s->bytes[0]);
+	counter(e, "bytes_in", s, s->bytes[1]);
+	counter(e, "packets_out", s, s->pkts[0]);
+	counter(e, "packets_in", s, s->pkts[1]);
+	if (s->duration_ms >= 0)
+		event_int(e, "duration_ms", s->duration_ms);
+	else
+		event_null(e, "duration_ms");
 	event_bool(e, "final", final);
-	event_str(e, "verdict", nft_mark_verdict(mark) == NFT_MARK_DENY ? "blocked" : "allowed");
+	event_bool(e, "missed_end", s->missed);
+	event_str(e, "verdict", nft_mark_verdict(s->mark) == NFT_MARK_DENY ? "blocked" : "allowed");
 	return e;
+}
+
+struct event *gw_ev_flow(struct gateway *g, const struct nf_conntrack *ct,
+			 const struct flow *f, bool final)
+{
+	struct ct_snap s;
+
+	snap_of_ct(ct, f, final, &s);
+	return ev_flow(g, &s, f, final);
 }
 
 int gw_ct_on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
@@ -126,6 +176,22 @@ int gw_ct_on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, v
 	return NFCT_CB_CONTINUE;
 }
 
+/* What a dump says of f: alive in generation gen, with these counts. */
+static void remember(struct flow *f, const struct nf_conntrack *ct, unsigned gen, int64_t now)
+{
+	bool acct = true;
+
+	f->gen = gen;
+	f->ct_seen_ms = now;
+	f->ct_id = nfct_get_attr_u32(ct, ATTR_ID);
+	f->ct_mark = nfct_get_attr_u32(ct, ATTR_MARK);
+	f->ct_bytes[0] = attr64(ct, ATTR_ORIG_COUNTER_BYTES, &acct);
+	f->ct_bytes[1] = attr64(ct, ATTR_REPL_COUNTER_BYTES, &acct);
+	f->ct_pkts[0] = attr64(ct, ATTR_ORIG_COUNTER_PACKETS, &acct);
+	f->ct_pkts[1] = attr64(ct, ATTR_REPL_COUNTER_PACKETS, &acct);
+	f->ct_acct = acct;
+}
+
 /* A flow seen in a dump: mark it alive; report it when its interim report is due. */
 int gw_ct_on_dump(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
@@ -143,7 +209,7 @@ int gw_ct_on_dump(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void
 	pthread_mutex_lock(&g->lock);
 	f = flowtab_find(g->flows, &k);
 	if (f) {
-		f->gen = d->gen;
+		remember(f, ct, d->gen, now);
 		if (now - f->last_report_ms >= (int64_t)g->cfg.flow_interim_ms) {
 			f->last_report_ms = now;
 			e = gw_ev_flow(g, ct, f, false);
@@ -155,16 +221,43 @@ int gw_ct_on_dump(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void
 	return NFCT_CB_CONTINUE;
 }
 
-/* Flows not in the last dump: ended without a destroy event we read (or never began). */
+static void keep_event(struct gw_dump *d, struct event *e)
+{
+	struct event **n;
+
+	if (!e)
+		return;
+	if (d->n_ev == d->cap_ev) {
+		n = realloc(d->ev, (d->cap_ev ? d->cap_ev * 2 : 64) * sizeof(*n));
+		if (!n) {
+			event_free(e);
+			atomic_fetch_add_explicit(&d->g->st.emit_failed, 1, memory_order_relaxed);
+			return;
+		}
+		d->ev = n;
+		d->cap_ev = d->cap_ev ? d->cap_ev * 2 : 64;
+	}
+	d->ev[d->n_ev++] = e;
+}
+
+/*
+ * Flows not in the last dump. Listed by an earlier one: conntrack had it and it is gone,
+ * but no destroy event of it was read (the events were drained just before the sweep):
+ * its end was missed. Never listed: not confirmed yet, or ended before any dump; dropped
+ * silently once older than the grace.
+ */
 static bool gone(struct flow *f, void *ctx)
 {
 	struct gw_dump *d = ctx;
+	struct ct_snap s;
 
-	if (f->gen == d->gen || time_mono_ms() - f->start_ms < GW_CT_GRACE_MS)
+	if (f->gen == d->gen)
 		return false;
-	/* It was in an earlier dump, so conntrack had it: its end was missed. */
-	if (f->gen != 0)
-		d->missed++;
+	if (f->gen == 0)
+		return time_mono_ms() - f->start_ms >= GW_CT_GRACE_MS;
+	d->missed++;
+	snap_of_flow(f, &s);
+	keep_event(d, ev_flow(d->g, &s, f, true));
 	return true;
 }
 
@@ -173,8 +266,12 @@ void gw_ct_sweep(struct gw_dump *d)
 	pthread_mutex_lock(&d->g->lock);
 	flowtab_sweep(d->g->flows, gone, d);
 	pthread_mutex_unlock(&d->g->lock);
+	atomic_fetch_add_explicit(&d->g->st.flows_ended, d->missed, memory_order_relaxed);
+	for (size_t i = 0; i < d->n_ev; i++)
+		gw_emit(d->g, d->ev[i]);
+	d->n_ev = 0;
 	if (d->missed)
 		gw_ev_loss(d->g, "conntrack", (int64_t)d->missed,
-			   "flow ended without a conntrack destroy event (net.flow missed)");
+			   "flow ended without a conntrack destroy event read (net.flow from the last dump)");
 	d->missed = 0;
 }

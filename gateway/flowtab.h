@@ -63,6 +63,12 @@ struct flow {
 	const char *parse;              /* static: result of the metadata parse */
 	int64_t last_report_ms;         /* monotonic: last net.flow interim report */
 	unsigned gen;                   /* conntrack dump generation it was last seen in */
+	/* conntrack's view of it at the last dump that listed it: what net.flow says when
+	 * its end is missed (no destroy event read) */
+	uint32_t ct_id, ct_mark;
+	uint64_t ct_bytes[2], ct_pkts[2];   /* [0] original (out), [1] reply (in) */
+	bool ct_acct;                       /* conntrack accounted it (counts valid) */
+	int64_t ct_seen_ms;                 /* monotonic: that dump */
 };
 
 struct flowtab;

@@ -34,6 +34,7 @@ struct gw_config {
 	const char *geoip_db;         /* NULL: no geo in net.connect */
 	unsigned block_burst;         /* blocked attempts per window before policy.violation; 0 off */
 	uint64_t block_window_ms;
+	uint64_t ct_event_buffer;     /* destroy-event socket buffer, bytes; 0: 16 MiB */
 };
 
 struct gateway;

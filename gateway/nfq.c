@@ -111,6 +111,7 @@ static int open_socket(struct gw_worker *w)
 
 static int worker_setup(struct gw_worker *w)
 {
+	char name[16];
 	int ret;
 
 	w->diagfd = -1;
@@ -120,6 +121,9 @@ static int worker_setup(struct gw_worker *w)
 	if (!w->rbuf || !w->sbuf || !w->msg)
 		return -ENOMEM;
 	pin(w);
+	/* Named for ps/top and the bench's per-thread CPU (best effort: cosmetic). */
+	snprintf(name, sizeof(name), "sg-nfq%u", (unsigned)w->qnum);
+	(void)pthread_setname_np(pthread_self(), name);
 	ret = gw_enter_netns(w->g);
 	if (ret == 0)
 		ret = open_socket(w);

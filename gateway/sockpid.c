@@ -104,23 +104,63 @@ static bool holds(pid_t pid, const char *want)
 	return found;
 }
 
-int sockpid_find(const char *cgdir, uint32_t ino, pid_t *pid)
+/* Looks for the holder of want among dir/cgroup.procs; *budget counts processes left. */
+static int find_in(const char *dir, const char *want, int *budget, pid_t *pid)
 {
-	char path[PATH_MAX], want[64];
-	int ret = -ENOENT, k = 0;
+	char path[PATH_MAX];
+	int ret = -ENOENT;
 	long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir);
-	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (ret == -ENOENT && k++ < SOCKPID_PROCS_MAX && fscanf(f, "%ld", &v) == 1)
+	while (ret == -ENOENT && *budget > 0 && fscanf(f, "%ld", &v) == 1) {
+		(*budget)--;
 		if (v > 0 && v <= INT_MAX && holds((pid_t)v, want)) {
 			*pid = (pid_t)v;
 			ret = 0;
 		}
+	}
 	fclose(f);
 	return ret;
+}
+
+/* dir and its sub-cgroups (depth first, at most depth levels below). */
+static int find_tree(const char *dir, const char *want, int depth, int *budget, pid_t *pid)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	int ret = find_in(dir, want, budget, pid);
+	DIR *d;
+
+	if (ret != -ENOENT || depth == 0 || *budget <= 0)
+		return ret;
+	d = opendir(dir);
+	if (!d)
+		return -ENOENT;   /* the cgroup went away meanwhile: not found */
+	while (ret == -ENOENT && *budget > 0 && (de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= (int)sizeof(sub))
+			continue;
+		ret = find_tree(sub, want, depth - 1, budget, pid);
+		if (ret != 0 && ret != -ENOENT)
+			ret = -ENOENT;   /* a sub-cgroup removed while we looked: go on */
+	}
+	closedir(d);
+	return ret;
+}
+
+int sockpid_find(const char *cgdir, uint32_t ino, pid_t *pid)
+{
+	char want[64];
+	int budget = SOCKPID_PROCS_MAX;
+
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	/* A session's processes may have moved into cgroups below its own (a sandbox runtime
+	 * nesting its workers): they are still the session's. */
+	return find_tree(cgdir, want, SOCKPID_CG_DEPTH, &budget, pid);
 }

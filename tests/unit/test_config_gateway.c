@@ -28,6 +28,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->gateway.mode, SG_GW_MODE_BOTH);
 	assert_int_equal(c->gateway.flow_interim_ms, 60000);
 	assert_int_equal(c->gateway.dns_timeout_ms, 5000);
+	assert_int_equal(c->gateway.ct_event_buffer, 16 << 20);
 	assert_int_equal(config_cgroup_level(c), 2);
 	config_free(c);
 }
@@ -36,7 +37,7 @@ static void test_values(void **state)
 {
 	struct sg_config *c = load("cgroup:\n  parent: a/b/c\ngateway:\n  enabled: true\n"
 				   "  mode: interface\n  flow_interim_interval: 90s\n"
-				   "  dns_timeout: 250ms\n");
+				   "  dns_timeout: 250ms\n  ct_event_buffer: 8KiB\n");
 
 	(void)state;
 	assert_non_null(c);
@@ -44,6 +45,7 @@ static void test_values(void **state)
 	assert_int_equal(c->gateway.mode, SG_GW_MODE_INTERFACE);
 	assert_int_equal(c->gateway.flow_interim_ms, 90000);
 	assert_int_equal(c->gateway.dns_timeout_ms, 250);
+	assert_int_equal(c->gateway.ct_event_buffer, 8192);
 	assert_int_equal(config_cgroup_level(c), 4);
 	config_free(c);
 }
@@ -55,6 +57,7 @@ static void test_errors(void **state)
 	assert_null(load("gateway:\n  enabled: maybe\n"));
 	assert_null(load("gateway:\n  flow_interim_interval: 10ms\n"));
 	assert_null(load("gateway:\n  dns_timeout: 1h\n"));
+	assert_null(load("gateway:\n  ct_event_buffer: 100\n"));
 }
 
 int main(void)
