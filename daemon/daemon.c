@@ -167,6 +167,7 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *ctx)
 		log_info("SIGHUP: reloading %s", d->opts.config_path ? d->opts.config_path
 								  : "(embedded defaults)");
 		on_reload(d);
+		detect_reload(d);
 		return;
 	}
 	loop_stop(l);
@@ -219,8 +220,13 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		return ret;
 	}
 	ret = daemon_investigation_init(d);
-	if (ret)
+	if (ret) {
 		log_errno(ret, "cannot start the index and sinks");
+		return ret;
+	}
+	ret = daemon_detect_init(d);
+	if (ret)
+		log_errno(ret, "cannot start detection");
 	return ret;
 }
 
@@ -228,6 +234,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 {
 	int ret;
 
+	daemon_detect_fini(d);
 	daemon_investigation_fini(d);
 	daemon_audit_fini(d);
 	daemon_sessions_fini(d);

@@ -196,8 +196,12 @@ static int det_cleanup(const struct engine_view *v, const struct eval_ctx *x, bo
 	}
 	ring_forget(st);
 	det_finish_refs(hit, v->seq);
-	return set_extra(hit, "deleted", json_integer((json_int_t)n), "last_path",
-			 json_string(note));
+	if (set_extra(hit, "deleted", json_integer((json_int_t)n), "last_path",
+		      json_string(note)) < 0 ||
+	    json_object_set_new(hit->extra, "window_s",
+				json_integer((json_int_t)(v->r->window_ms / 1000))))
+		return -ENOMEM;
+	return 1;
 }
 
 static int det_burst(const struct engine_view *v, const struct eval_ctx *x, bool matched,

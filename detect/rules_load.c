@@ -14,7 +14,8 @@
 
 static const char *const severities[] = { "info", "low", "medium", "high", "critical", NULL };
 static const char *const detectors[] = {
-	"none", "pipe_to_shell", "exfiltration", "cleanup", "blocked_burst", "first_domain", NULL,
+	"none", "pipe_to_shell", "exfiltration", "cleanup", "blocked_burst", "first_domain",
+	"burst", NULL,   /* burst: blocked_burst's other name, for any kind of burst */
 };
 
 static void free_strv(char **v, size_t n)
@@ -164,7 +165,7 @@ static int rule_key(struct rload *L, const struct cy_node *k, const struct cy_no
 	if (strcmp(name, "detector") == 0) {
 		if (cy_enum(L->ctx, v, detectors, &e))
 			return -EINVAL;
-		r->det = (enum det_kind)e;
+		r->det = e == 6 ? DET_BURST : (enum det_kind)e;
 		return 0;
 	}
 	if (strcmp(name, "window") == 0)
