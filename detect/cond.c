@@ -36,7 +36,10 @@ int fpath_parse(const char *s, struct fpath *f)
 		f->n++;
 	}
 	free(copy);
-	return f->n == n ? 0 : -EINVAL;   /* "a..b", ".a", "a.": empty parts */
+	if (f->n == n)
+		return 0;
+	fpath_free(f);   /* "a..b", ".a", "a.": empty parts */
+	return -EINVAL;
 }
 
 int fpath_parse_copy(const struct fpath *src, struct fpath *dst)
