@@ -121,6 +121,22 @@ static bool lit_eq(const struct lit *l, const json_t *v)
 	return false;
 }
 
+static bool glob_match(const struct cnode *c, const char *s, size_t n)
+{
+	switch (c->glob_kind) {
+	case GLOB_SUFFIX:
+		return n >= c->glob_len && memcmp(s + n - c->glob_len, c->glob_lit, c->glob_len) == 0;
+	case GLOB_PREFIX:
+		return n >= c->glob_len && memcmp(s, c->glob_lit, c->glob_len) == 0;
+	case GLOB_INFIX:
+		return memmem(s, n, c->glob_lit, c->glob_len) != NULL;
+	case GLOB_EXACT:
+		return n == c->glob_len && memcmp(s, c->glob_lit, n) == 0;
+	default:
+		return fnmatch(c->lits[0].s, s, 0) == 0;
+	}
+}
+
 /* One scalar against the test (arrays are handled by the caller). */
 static bool scalar_match(const struct cnode *c, const json_t *v)
 {
@@ -137,7 +153,7 @@ static bool scalar_match(const struct cnode *c, const json_t *v)
 				return true;
 		return false;
 	case OP_GLOB:
-		return s && fnmatch(c->lits[0].s, s, 0) == 0;
+		return s && glob_match(c, s, json_string_length(v));
 	case OP_REGEX:
 		return s && regexec(&c->re, s, 0, NULL, 0) == 0;
 	case OP_CONTAINS:

@@ -141,6 +141,28 @@ static int test_lits(struct rload *L, struct cnode *c, const struct cy_node *v)
 	return ret;
 }
 
+/* Picks the fast path of a glob (fnmatch without flags: '*' crosses '/'). */
+static void glob_kind(struct cnode *c)
+{
+	const char *p = c->lits[0].s, *lit = p;
+	size_t n = strlen(p), len;
+	bool lead, trail;
+
+	c->glob_kind = GLOB_FN;
+	if (strpbrk(p, "?[\\"))
+		return;
+	lead = n > 0 && p[0] == '*';
+	trail = n > 1 && p[n - 1] == '*';
+	lit = p + lead;
+	len = n - lead - trail;
+	if (memchr(lit, '*', len))
+		return;
+	c->glob_lit = lit;
+	c->glob_len = len;
+	c->glob_kind = lead && trail ? GLOB_INFIX : lead ? GLOB_SUFFIX
+				     : trail ? GLOB_PREFIX : GLOB_EXACT;
+}
+
 static int test_check(struct rload *L, struct cnode *c, const struct cy_node *v)
 {
 	const struct lit *l = &c->lits[0];
@@ -161,6 +183,9 @@ static int test_check(struct rload *L, struct cnode *c, const struct cy_node *v)
 			return 0;
 		cfg_err(L->ctx, v, "expected a field path (a.b.c)");
 		return -EINVAL;
+	case OP_GLOB:
+		glob_kind(c);
+		return 0;
 	case OP_REGEX:
 		rc = regcomp(&c->re, l->s, REG_EXTENDED | REG_NOSUB);
 		if (rc == 0) {

@@ -33,6 +33,8 @@ struct fpath {
 };
 
 enum cnode_kind { CN_ALL, CN_ANY, CN_NOT, CN_TEST };
+/* Globs that are "*x", "x*", "*x*" or "x" (no ? [ \\) are compared as strings. */
+enum { GLOB_FN, GLOB_SUFFIX, GLOB_PREFIX, GLOB_INFIX, GLOB_EXACT };
 
 struct cnode {
 	enum cnode_kind kind;
@@ -44,6 +46,9 @@ struct cnode {
 	size_t nlits;
 	regex_t re;              /* OP_REGEX */
 	bool has_re;
+	int glob_kind;           /* OP_GLOB: GLOB_FN (fnmatch) or a plain-string fast path */
+	const char *glob_lit;    /* the literal part of lits[0].s (GLOB_SUFFIX...) */
+	size_t glob_len;
 	struct fpath f2;         /* OP_EQ_FIELD, OP_NE_FIELD */
 };
 
@@ -90,6 +95,7 @@ struct drule {
 	unsigned line;
 	const char *severity;    /* static */
 	char **events;           /* event types this rule looks at; none: every type */
+	uint32_t *event_h;       /* their event_hash(), compared before the strings */
 	size_t n_events;
 	struct cnode *cond;      /* NULL: always true */
 	struct tmpl summary;
@@ -109,17 +115,17 @@ struct detect_rules {
 	size_t n;
 };
 
-bool rule_wants(const struct drule *r, const char *event);
+uint32_t event_hash(const char *s);
+bool rule_wants(const struct drule *r, const char *event, uint32_t h);
 
 /* ---- detectors (detect/detectors.c, detect/pipeshell.c, detect/domains.c) ----------- */
 
 #define SESS_PROCS 512     /* pid -> parent, per session, most recent */
-#define SESS_RING 256      /* recent trigger events per detector rule and session */
+#define SESS_RING 128      /* recent trigger events per detector rule and session */
 
 struct proc_ent {
 	int64_t pid, ppid;
 	uint64_t seq;
-	char cmd[64];
 };
 
 struct ring_ent {
@@ -184,8 +190,10 @@ struct engine_view {
 int det_run(const struct engine_view *v, const struct eval_ctx *x, bool matched,
 	    struct det_hit *hit);
 /* pipe_to_shell: classify an exec and look for a pair. Same returns. */
-int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_state *st,
-	     struct det_hit *hit);
+int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_hit *hit);
+/* The rule's ring in the event's session; with create, allocated on first use (NULL:
+ * out of memory), else NULL when there is none yet. */
+struct det_state *det_state_of(const struct engine_view *v, bool create);
 /* Rings (detect/detectors.c): push the current event; the k-th most recent (k >= 1). */
 struct ring_ent *ring_push(struct det_state *st, const struct engine_view *v, int64_t pid,
 			   const char *note);

@@ -16,13 +16,15 @@
 
 #include "detect/detect_int.h"
 
-static struct det_state *state_of(const struct engine_view *v)
+struct det_state *det_state_of(const struct engine_view *v, bool create)
 {
 	struct sess *s = v->s;
 
+	if (!create && (s->n_rules != v->n_rules || !s->det))
+		return NULL;
 	if (sess_alloc_rules(s, v->n_rules))
 		return NULL;
-	if (!s->det[v->rule_idx])
+	if (!s->det[v->rule_idx] && create)
 		s->det[v->rule_idx] = calloc(1, sizeof(struct det_state));
 	return s->det[v->rule_idx];
 }
@@ -156,15 +158,18 @@ static int set_extra(struct det_hit *hit, const char *k1, json_t *v1, const char
 }
 
 static int det_exfil(const struct engine_view *v, const struct eval_ctx *x, bool matched,
-		     struct det_state *st, struct det_hit *hit)
+		     struct det_hit *hit)
 {
 	const char *path = json_string_value(json_object_get(x->ev, "path")), *note;
+	bool connect = strcmp(v->event, "net.connect") == 0;
+	struct det_state *st = connect || matched ? det_state_of(v, !connect) : NULL;
 	int64_t pid = pid_of(x);
 	size_t n;
 
-	if (strcmp(v->event, "net.connect") != 0) {
-		if (matched)
-			ring_push(st, v, pid, path);
+	if (!st)
+		return connect || !matched ? 0 : -ENOMEM;
+	if (!connect) {
+		ring_push(st, v, pid, path);
 		return 0;
 	}
 	n = collect(st, v, hit, related, &pid, &note);
@@ -178,15 +183,17 @@ static int det_exfil(const struct engine_view *v, const struct eval_ctx *x, bool
 }
 
 static int det_cleanup(const struct engine_view *v, const struct eval_ctx *x, bool matched,
-		       struct det_state *st, struct det_hit *hit)
+		       struct det_hit *hit)
 {
+	bool end = strcmp(v->event, "session.terminate") == 0;
+	struct det_state *st = end || matched ? det_state_of(v, !end) : NULL;
 	const char *note;
 	size_t n;
 
-	if (strcmp(v->event, "session.terminate") != 0) {
-		if (matched)
-			ring_push(st, v, pid_of(x),
-				  json_string_value(json_object_get(x->ev, "path")));
+	if (!st)
+		return end || !matched ? 0 : -ENOMEM;
+	if (!end) {
+		ring_push(st, v, pid_of(x), json_string_value(json_object_get(x->ev, "path")));
 		return 0;
 	}
 	n = collect(st, v, hit, recent, NULL, &note);
@@ -205,13 +212,17 @@ static int det_cleanup(const struct engine_view *v, const struct eval_ctx *x, bo
 }
 
 static int det_burst(const struct engine_view *v, const struct eval_ctx *x, bool matched,
-		     struct det_state *st, struct det_hit *hit)
+		     struct det_hit *hit)
 {
+	struct det_state *st;
 	const char *note;
 	size_t n;
 
 	if (!matched)
 		return 0;
+	st = det_state_of(v, true);
+	if (!st)
+		return -ENOMEM;
 	ring_push(st, v, pid_of(x), NULL);
 	n = collect(st, v, hit, recent, NULL, &note);
 	if (n < v->r->threshold) {
@@ -265,18 +276,12 @@ static int det_first_domain(const struct engine_view *v, const struct eval_ctx *
 int det_run(const struct engine_view *v, const struct eval_ctx *x, bool matched,
 	    struct det_hit *hit)
 {
-	struct det_state *st;
-
-	if (v->r->det == DET_FIRST_DOMAIN)
-		return det_first_domain(v, x, matched, hit);
-	st = state_of(v);
-	if (!st)
-		return -ENOMEM;
 	switch (v->r->det) {
-	case DET_PIPE_SHELL: return matched ? det_pipe(v, x, st, hit) : 0;
-	case DET_EXFIL: return det_exfil(v, x, matched, st, hit);
-	case DET_CLEANUP: return det_cleanup(v, x, matched, st, hit);
-	case DET_BURST: return det_burst(v, x, matched, st, hit);
+	case DET_FIRST_DOMAIN: return det_first_domain(v, x, matched, hit);
+	case DET_PIPE_SHELL: return matched ? det_pipe(v, x, hit) : 0;
+	case DET_EXFIL: return det_exfil(v, x, matched, hit);
+	case DET_CLEANUP: return det_cleanup(v, x, matched, hit);
+	case DET_BURST: return det_burst(v, x, matched, hit);
 	default: return 0;
 	}
 }

@@ -169,9 +169,9 @@ static int pair(const struct engine_view *v, struct det_state *st, struct det_hi
 	return 0;
 }
 
-int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_state *st,
-	     struct det_hit *hit)
+int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_hit *hit)
 {
+	struct det_state *st;
 	const char *name = json_string_value(json_object_get(x->ev, "cmd_name"));
 	const char *in = pipe_of(x, "stdin"), *out = pipe_of(x, "stdout");
 	json_t *args = json_object_get(x->ev, "args");
@@ -188,6 +188,9 @@ int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_s
 		role = ROLE_RELAY;
 	if (role == ROLE_OTHER)
 		return 0;
+	st = det_state_of(v, true);
+	if (!st)
+		return -ENOMEM;
 	e = ring_push(st, v, 0, name);
 	snprintf(e->in, sizeof(e->in), "%s", in);
 	snprintf(e->out, sizeof(e->out), "%s", out);

@@ -30,6 +30,7 @@ static void rule_clear(struct drule *r)
 	free(r->id);
 	free(r->file);
 	free_strv(r->events, r->n_events);
+	free(r->event_h);
 	cond_free(r->cond);
 	tmpl_free(&r->summary);
 	free_strv(r->tags, r->n_tags);
@@ -55,12 +56,21 @@ const char *detect_rules_id(const struct detect_rules *r, size_t i)
 	return r && i < r->n ? r->v[i].id : NULL;
 }
 
-bool rule_wants(const struct drule *r, const char *event)
+uint32_t event_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+bool rule_wants(const struct drule *r, const char *event, uint32_t h)
 {
 	if (r->n_events == 0)
 		return true;
 	for (size_t i = 0; i < r->n_events; i++)
-		if (strcmp(r->events[i], event) == 0)
+		if (r->event_h[i] == h && strcmp(r->events[i], event) == 0)
 			return true;
 	return false;
 }
@@ -171,7 +181,7 @@ static int rule_key(struct rload *L, const struct cy_node *k, const struct cy_no
 	if (strcmp(name, "window") == 0)
 		return cy_duration(L->ctx, v, 1, 24ull * 3600 * 1000, &r->window_ms);
 	if (strcmp(name, "threshold") == 0) {
-		if (cy_uint(L->ctx, v, 1, 100000, &u))
+		if (cy_uint(L->ctx, v, 1, SESS_RING, &u))
 			return -EINVAL;
 		r->threshold = (unsigned)u;
 		return 0;
@@ -224,6 +234,10 @@ static int rule_finish(struct rload *L, const struct cy_node *m, struct drule *r
 		cfg_err(L->ctx, m, "rule '%s' has neither events nor a condition", r->id);
 		return -EINVAL;
 	}
+	if (r->n_events && !(r->event_h = calloc(r->n_events, sizeof(*r->event_h))))
+		return L->ctx->oom = true, -ENOMEM;
+	for (size_t i = 0; i < r->n_events; i++)
+		r->event_h[i] = event_hash(r->events[i]);
 	if (!r->window_ms)
 		r->window_ms = windows[r->det];
 	if (!r->threshold)

@@ -136,7 +136,6 @@ void sessions_free_all(struct detect *d)
 void sess_note_exec(struct sess *s, const struct eval_ctx *x, uint64_t seq)
 {
 	json_t *pid = json_object_get(x->ev, "pid"), *ppid = json_object_get(x->ev, "ppid");
-	const char *cmd = json_string_value(json_object_get(x->ev, "cmd_name"));
 	struct proc_ent *p;
 
 	if (!json_is_integer(pid))
@@ -148,7 +147,6 @@ void sess_note_exec(struct sess *s, const struct eval_ctx *x, uint64_t seq)
 	p->pid = json_integer_value(pid);
 	p->ppid = json_is_integer(ppid) ? json_integer_value(ppid) : 0;
 	p->seq = seq;
-	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd ? cmd : "");
 }
 
 /* The most recent exec of pid in the session, or NULL. */
