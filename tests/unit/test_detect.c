@@ -426,6 +426,42 @@ static void test_cleanup_and_rate(void **state)
 	detect_free(d);
 }
 
+/* ---- the detection: config section ----------------------------------------------------- */
+
+static void test_config_section(void **state)
+{
+	static const char ok[] = "detection:\n  enabled: false\n  rules: [/a, /b/c.yaml]\n"
+				 "  rate_limit: 3\n  rate_interval: 5m\n";
+	static const char bad[] = "detection:\n  rules: [relative/x]\n  rate_interval: 1ms\n"
+				  "  colour: x\n";
+	struct config_errors e = CONFIG_ERRORS_INIT;
+	struct sg_config *c = config_default();
+	bool lines[5] = { false };
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(c->detect.enabled);
+	assert_true(c->detect.rules_default);
+	assert_int_equal(c->detect.n_rules, 1);
+	assert_int_equal(c->detect.rate_limit, 10);
+	assert_int_equal(c->detect.rate_interval_ms, 60000);
+	config_free(c);
+	assert_int_equal(config_load_buffer("t.yaml", ok, strlen(ok), &c, &e), 0);
+	assert_false(c->detect.enabled);
+	assert_false(c->detect.rules_default);
+	assert_int_equal(c->detect.n_rules, 2);
+	assert_string_equal(c->detect.rules[1], "/b/c.yaml");
+	assert_int_equal(c->detect.rate_limit, 3);
+	assert_int_equal(c->detect.rate_interval_ms, 300000);
+	config_free(c);
+	assert_int_equal(config_load_buffer("t.yaml", bad, strlen(bad), &c, &e), -EINVAL);
+	for (size_t i = 0; i < config_errors_count(&e); i++)
+		if (config_errors_at(&e, i)->line < 5)
+			lines[config_errors_at(&e, i)->line] = true;
+	assert_true(lines[2] && lines[3] && lines[4]);
+	config_errors_free(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_exfiltration),
 		cmocka_unit_test(test_net_rules),
 		cmocka_unit_test(test_cleanup_and_rate),
+		cmocka_unit_test(test_config_section),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
