@@ -99,6 +99,7 @@ static void emit_lifecycle(struct daemon *d, const char *type, const char *reaso
 
 static int daemon_open_journal(struct daemon *d)
 {
+	struct journal_stats st;
 	struct journal_settings js;
 	struct note_signer *signer = NULL;
 	char err[1024], origin[256];
@@ -127,6 +128,8 @@ static int daemon_open_journal(struct daemon *d)
 		return ret;
 	}
 	event_set_sink(journal_submit, d->journal);
+	journal_get_stats(d->journal, &st);
+	d->first_seq = st.next_seq;
 	return 0;
 }
 

@@ -50,6 +50,7 @@ struct daemon {
 	struct metrics *metrics;     /* the /metrics HTTP server (daemon/metrics_http.c), or NULL */
 	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
 	struct detection *detection;   /* rules and alerts (daemon/detect_glue.c), or NULL */
+	uint64_t first_seq;          /* the journal's next seq when this run opened it */
 };
 
 /* Runs the daemon until SIGTERM/SIGINT. Returns the process exit status. */

@@ -26,6 +26,7 @@ struct detection {
 	char journal_dir[4096];
 	char cursor_path[4096];
 	struct follow_cursor cur;
+	uint64_t skip_below;         /* no cursor yet: lines older than this run are history */
 };
 
 static int on_alert(void *ctx, const struct detect_alert *a)
@@ -51,14 +52,21 @@ static int on_alert(void *ctx, const struct detect_alert *a)
 	return event_emit(e);
 }
 
-static int cursor_load(struct detection *dt)
+/*
+ * No cursor (detection was never on here): the lines written before this run are
+ * skipped, not judged now with today's rules and today's time. The journal is still
+ * read from its start, to find where they end.
+ */
+static int cursor_load(struct detection *dt, uint64_t first_seq)
 {
 	unsigned long long a, b, c;
 	FILE *f = fopen(dt->cursor_path, "re");
 	int ret = 0;
 
+	if (!f && errno == ENOENT)
+		dt->skip_below = first_seq;
 	if (!f)
-		return errno == ENOENT ? 0 : -errno;   /* none: from the journal's start */
+		return errno == ENOENT ? 0 : -errno;
 	if (fscanf(f, "%llu %llu %llu", &a, &b, &c) == 3)
 		dt->cur = (struct follow_cursor){ .next_seq = a, .segment = b, .offset = c };
 	else
@@ -81,6 +89,8 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 	struct detection *dt = ctx;
 
 	(void)pos;
+	if (dt->cur.next_seq < dt->skip_below)
+		return 0;
 	return detect_feed_line(dt->eng, line, len);
 }
 
@@ -226,9 +236,9 @@ static int start(struct daemon *d, struct detection *dt, struct detect_rules *r)
 	int ret = detect_new(&dt->eng, &s, r);
 
 	if (ret == 0)
-		ret = cursor_load(dt);
+		ret = cursor_load(dt, d->first_seq);
 	if (ret == -EINVAL)
-		log_warnx("detection: %s unreadable: starting from the journal's start",
+		log_warnx("detection: %s unreadable: reading the whole journal again",
 			  dt->cursor_path);
 	if (ret == 0 || ret == -EINVAL)
 		ret = tail_worker_start(&dt->worker, &ts);

@@ -7,9 +7,9 @@
  * turns it into an `alert` event (daemon/detect_glue.c).
  *
  * The engine is fed journal lines (JSON text, parsed with jansson here), so it sees
- * every event with its seq without hooking any emitter. Not thread-safe: one thread
- * feeds an engine; detect_set_rules() must be called from that thread or while it is
- * stopped. Nothing here logs.
+ * every event with its seq without hooking any emitter. One lock per engine: a follower
+ * thread feeds it while SIGHUP (detect_set_rules) and /metrics (detect_metrics) come from
+ * other threads. The alert callback runs under that lock. Nothing here logs.
  */
 #ifndef SANDGATE_DETECT_DETECT_H
 #define SANDGATE_DETECT_DETECT_H
@@ -103,8 +103,8 @@ struct detect_stats {
 	uint64_t lines, bad_lines, alerts, suppressed, emit_errors;
 	size_t rules, sessions;
 };
-void detect_get_stats(const struct detect *d, struct detect_stats *st);
+void detect_get_stats(struct detect *d, struct detect_stats *st);
 /* Per-rule alert counts, Prometheus text, for /metrics. 0 or -EIO. */
-int detect_metrics(const struct detect *d, FILE *f);
+int detect_metrics(struct detect *d, FILE *f);
 
 #endif

@@ -277,10 +277,8 @@ int detect_flush(struct detect *d)
 	return ret;
 }
 
-void detect_get_stats(const struct detect *dc, struct detect_stats *st)
+void detect_get_stats(struct detect *d, struct detect_stats *st)
 {
-	struct detect *d = (struct detect *)dc;   /* the lock, not the state, changes */
-
 	pthread_mutex_lock(&d->mu);
 	*st = d->st;
 	st->rules = detect_rules_count(d->rules);
@@ -288,9 +286,8 @@ void detect_get_stats(const struct detect *dc, struct detect_stats *st)
 	pthread_mutex_unlock(&d->mu);
 }
 
-int detect_metrics(const struct detect *dc, FILE *f)
+int detect_metrics(struct detect *d, FILE *f)
 {
-	struct detect *d = (struct detect *)dc;
 	int bad = 0;
 
 	pthread_mutex_lock(&d->mu);
