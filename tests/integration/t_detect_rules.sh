@@ -182,6 +182,16 @@ pos only-sleep reload-marker
 
 stop_daemon
 check "daemon exits 0 at SIGTERM" test $? -eq 0
+check "the cursor is kept in the state dir" test -f "$SG_STATE/detect/cursor"
+
+# ---- a restart resumes from the cursor: nothing judged twice ----------------------------
+restart=$(journal_lines "$SG_STATE" | wc -l)
+start_daemon a --config "$T_TMP/c.yaml"
+run sh -c 'sleep 0.3' reload-marker after-restart-marker
+pos only-sleep after-restart-marker
+n=$(journal_lines "$SG_STATE" | jq -c --argjson r "$restart" \
+	'select(.event == "alert" and .seq >= $r and any(.refs[]; . < $r))' | wc -l)
+check "after a restart no line before it is alerted on again ($n)" test "$n" -eq 0
+stop_daemon
 [ -n "${DETECT_DEBUG:-}" ] && cp -r "$SG_STATE" "$T_TMP/a.log" "$DETECT_DEBUG"
-check "first-seen domains and cursor kept in the state dir" test -f "$SG_STATE/detect/cursor"
 finish
