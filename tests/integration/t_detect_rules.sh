@@ -2,9 +2,11 @@
 # Detection with the built-in rules (rules/*.yaml), for real processes in real sessions:
 # every rule that today's sensors can feed gets a positive case and a near-miss, all in
 # one daemon and a few sessions so the whole thing stays short. An alert is matched to
-# its case through refs: the seq of a line holding the case's marker. The network
-# rules (DoH/DoT, blocked bursts, first-seen domains, exfiltration) are covered by
-# tests/unit/test_detect.c on journal lines, as package.install has no sensor yet.
+# its case through refs: the seq of a line holding the case's marker. The rules on
+# gateway events are in t_detect_net.sh; blocked bursts (no enforcement yet) and
+# package.install (no sensor yet) in tests/unit/test_detect.c, on journal lines.
+# Also: --check-config and detect.reload refuse a bad rules file with FILE:LINE, SIGHUP
+# reloads, and a restart resumes from the cursor.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 require_root
