@@ -59,6 +59,9 @@ struct exec_info {
 	bool argv_complete;          /* the whole cmdline was read, and it was not empty */
 	bool argv_truncated;         /* longer than AUDIT_ARGV_MAX: cut by us */
 	uint64_t mntns;              /* mount namespace inode; 0 unknown */
+	bool has_fd0, has_fd1;       /* /proc/PID/fd/0 and 1 could be read */
+	char fd0[PATH_MAX];          /* their link text: "pipe:[N]", "/dev/pts/0", ... */
+	char fd1[PATH_MAX];
 };
 
 /*

@@ -39,7 +39,7 @@ struct fanmon {
 	int fan, stopfd, tfd, ep;
 	pthread_t th;
 	struct fan_mounts mnts;
-	char *const *sensitive;
+	char **sensitive;            /* own copy: a SIGHUP frees the config's */
 	size_t n_sensitive;
 	uint64_t overflows, unresolved, sync_timeouts;
 	struct pending pend[FAN_PENDING_MAX];
@@ -358,7 +358,21 @@ static void fm_close(struct fanmon *f)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	fanpath_close(&f->mnts);
+	for (size_t i = 0; i < f->n_sensitive; i++)
+		free(f->sensitive[i]);
+	free(f->sensitive);
 	free(f);
+}
+
+static int copy_sensitive(struct fanmon *f, const struct audit_settings *s)
+{
+	f->sensitive = calloc(s->n_sensitive + 1, sizeof(*f->sensitive));
+	if (!f->sensitive)
+		return -ENOMEM;
+	for (; f->n_sensitive < s->n_sensitive; f->n_sensitive++)
+		if (!(f->sensitive[f->n_sensitive] = strdup(s->sensitive[f->n_sensitive])))
+			return -ENOMEM;
+	return 0;
 }
 
 int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s)
@@ -369,12 +383,14 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 	if (!f)
 		return -ENOMEM;
 	f->a = a;
-	f->stopfd = f->tfd = f->ep = -1;
-	f->sensitive = s->sensitive;
-	f->n_sensitive = s->n_sensitive;
-	f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
-			       FAN_REPORT_DFID_NAME_TARGET, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-	ret = f->fan < 0 ? -errno : fm_mark(f, s);
+	f->stopfd = f->tfd = f->fan = f->ep = -1;
+	ret = copy_sensitive(f, s);
+	if (ret == 0) {
+		f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+				       FAN_REPORT_DFID_NAME_TARGET,
+				       O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+		ret = f->fan < 0 ? -errno : fm_mark(f, s);
+	}
 	if (ret == 0)
 		ret = fm_fds(f);
 	if (ret == 0)

@@ -3,6 +3,9 @@
  * and what /proc still held. What is unknown is null; nothing is guessed.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "audit/audit_int.h"
 #include "common/timeutil.h"
@@ -43,6 +46,32 @@ static void put_uint_or_null(struct event *e, const char *key, bool known, uint6
 		event_null(e, key);
 }
 
+/*
+ * What fd 0 or 1 was at exec: "pipe:[N]" (the pipe's inode, so both ends of a pipeline
+ * can be paired), "socket", "tty", "file:/path", "other" (anon inodes...), or null when
+ * it could not be read (closed, or the process was gone).
+ */
+static void put_fd(struct event *e, const char *key, bool known, const char *link)
+{
+	char buf[PATH_MAX + 8];
+
+	if (!known) {
+		event_null(e, key);
+	} else if (strncmp(link, "pipe:[", 6) == 0) {
+		event_str(e, key, link);
+	} else if (strncmp(link, "socket:[", 8) == 0) {
+		event_str(e, key, "socket");
+	} else if (strncmp(link, "/dev/pts/", 9) == 0 || strncmp(link, "/dev/tty", 8) == 0 ||
+		   strcmp(link, "/dev/console") == 0) {
+		event_str(e, key, "tty");
+	} else if (link[0] == '/') {
+		snprintf(buf, sizeof(buf), "file:%s", link);
+		event_str(e, key, buf);
+	} else {
+		event_str(e, key, "other");
+	}
+}
+
 int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 		  const struct exec_info *x)
 {
@@ -68,6 +97,8 @@ int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 	event_bool(e, "argv_complete", x->argv_complete);
 	event_bool(e, "args_truncated", x->argv_truncated);
 	event_str(e, "comm", x->has_stat ? x->st.comm : NULL);
+	put_fd(e, "stdin", x->has_fd0, x->fd0);
+	put_fd(e, "stdout", x->has_fd1, x->fd1);
 	return event_emit(e);
 }
 

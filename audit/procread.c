@@ -160,6 +160,9 @@ int exec_info_read(pid_t pid, uint64_t exec_ns, bool want_argv, struct exec_info
 	read_link(dir, "cwd", x->cwd, &x->has_cwd);
 	read_status(dir, x);
 	read_mntns(dir, x);
+	/* stdin/stdout as the exec left them: what pairs `curl | sh` (detect/pipeshell.c) */
+	read_link(dir, "fd/0", x->fd0, &x->has_fd0);
+	read_link(dir, "fd/1", x->fd1, &x->has_fd1);
 out:
 	close(dir);
 	return ret;

@@ -487,6 +487,7 @@ static const struct cfg_key top_keys[] = {
 	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_index },
 	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_sinks },
 	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_retention },
+	{ "detection", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_detect },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef C
@@ -538,7 +539,7 @@ struct sg_config *config_default(void)
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);
 	if (default_strings(c) || cfg_policy_embedded_default(c) ||
-	    cfg_audit_default(&c->audit)) {
+	    cfg_audit_default(&c->audit) || cfg_detect_default(&c->detect)) {
 		config_free(c);
 		return NULL;
 	}
@@ -563,6 +564,7 @@ void config_free(struct sg_config *c)
 	free(c->gateway.doh_list);
 	cfg_audit_free(&c->audit);
 	cfg_invest_free(&c->invest);
+	cfg_detect_free(&c->detect);
 	for (size_t i = 0; i < c->n_policies; i++)
 		cfg_policy_free(&c->policies[i]);
 	free(c->policies);

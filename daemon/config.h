@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "daemon/config_detect.h"
 #include "daemon/config_sinks.h"
 
 #define CONFIG_MAX_FILE_BYTES (4u << 20)   /* larger files are refused (-EFBIG) */
@@ -217,6 +218,7 @@ struct sg_config {
 	struct sg_audit_config audit;
 	struct sg_limits_config limits;   /* limits: (config_limits.c) */
 	struct sg_invest_config invest;   /* index:, retention:, sinks: (config_sinks.c) */
+	struct sg_detect_config detect;   /* detection: (config_detect.c) */
 	struct sg_policy *policies;   /* always holds one named "default" */
 	size_t n_policies;
 };

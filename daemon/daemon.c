@@ -99,6 +99,7 @@ static void emit_lifecycle(struct daemon *d, const char *type, const char *reaso
 
 static int daemon_open_journal(struct daemon *d)
 {
+	struct journal_stats st;
 	struct journal_settings js;
 	struct note_signer *signer = NULL;
 	char err[1024], origin[256];
@@ -127,6 +128,8 @@ static int daemon_open_journal(struct daemon *d)
 		return ret;
 	}
 	event_set_sink(journal_submit, d->journal);
+	journal_get_stats(d->journal, &st);
+	d->first_seq = st.next_seq;
 	return 0;
 }
 
@@ -202,6 +205,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	replace_str(&fresh->host, d->cfg->host);
 	retire(d, d->cfg);
 	d->cfg = fresh;
+	detect_reload(d);   /* the rules files the new config names; refusal is recorded */
 	return 0;
 }
 
@@ -271,8 +275,13 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		return ret;
 	}
 	ret = daemon_investigation_init(d);
-	if (ret)
+	if (ret) {
 		log_errno(ret, "cannot start the index and sinks");
+		return ret;
+	}
+	ret = daemon_detect_init(d);
+	if (ret)
+		log_errno(ret, "cannot start detection");
 	return ret;
 }
 
@@ -280,6 +289,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 {
 	int ret;
 
+	daemon_detect_fini(d);
 	daemon_investigation_fini(d);
 	daemon_audit_fini(d);
 	daemon_sessions_fini(d);

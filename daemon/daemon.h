@@ -7,6 +7,7 @@
 #define SANDGATE_DAEMON_DAEMON_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@ struct gateway;
 struct audit;
 struct metrics;
 struct investigation;
+struct detection;
 #include "journal/journal.h"
 
 #define SANDGATE_VERSION "0.1.0"
@@ -49,6 +51,8 @@ struct daemon {
 	struct audit *audit;         /* proc connector, fanotify (audit/, daemon/audit_glue.c) */
 	struct metrics *metrics;     /* the /metrics HTTP server (daemon/metrics_http.c), or NULL */
 	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
+	struct detection *detection;   /* rules and alerts (daemon/detect_glue.c), or NULL */
+	uint64_t first_seq;          /* the journal's next seq when this run opened it */
 };
 
 /*
@@ -137,6 +141,20 @@ void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid);
  */
 int daemon_investigation_init(struct daemon *d);
 void daemon_investigation_fini(struct daemon *d);
+
+/*
+ * Detection: loads the configured rules (errors logged as FILE:LINE; a bad set refuses
+ * the start), follows the journal in its own thread, registers `detect.reload`. After
+ * the investigation side; stopped before it. 0 or -errno.
+ */
+int daemon_detect_init(struct daemon *d);
+void daemon_detect_fini(struct daemon *d);
+/* Reloads the rules from d->cfg (SIGHUP); a set with errors is logged and refused. */
+void detect_reload(struct daemon *d);
+/* For `--check-config`: loads the rules c names into errs; *n rules. 0, -EINVAL... */
+int daemon_detect_check(const struct sg_config *c, struct config_errors *errs, size_t *n);
+/* Detection's counters for /metrics (nothing when it is off). 0 or -EIO. */
+int daemon_detect_metrics(struct daemon *d, FILE *f);
 
 /* The core verbs every daemon answers: ping, status. */
 int daemon_register_core_verbs(struct daemon *d);

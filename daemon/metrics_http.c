@@ -32,6 +32,7 @@ static char *render(struct daemon *d, size_t *len)
 	fprintf(f, "# HELP sandgate_up The daemon answers\n# TYPE sandgate_up gauge\n"
 		   "sandgate_up 1\n");
 	bad = d->gateway ? gateway_metrics(d->gateway, f) : 0;
+	bad |= daemon_detect_metrics(d, f);
 	if (fclose(f) != 0 || bad) {
 		free(buf);
 		return NULL;

@@ -26,10 +26,15 @@ static int check_config(const char *path)
 	struct sg_config *cfg = NULL;
 	int ret;
 
+	size_t n_rules = 0;
+
 	ret = config_load_file(path, &cfg, &errs);
+	/* The rules files the config names are part of it: checked the same way. */
+	if (ret == 0)
+		ret = daemon_detect_check(cfg, &errs, &n_rules);
 	if (ret == 0) {
-		printf("%s: configuration is valid (%zu polic%s)\n", path, cfg->n_policies,
-		       cfg->n_policies == 1 ? "y" : "ies");
+		printf("%s: configuration is valid (%zu polic%s, %zu detection rules)\n", path,
+		       cfg->n_policies, cfg->n_policies == 1 ? "y" : "ies", n_rules);
 	} else {
 		config_errors_print(&errs, stderr);
 		if (config_errors_count(&errs) == 0)

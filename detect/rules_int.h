@@ -1,0 +1,19 @@
+/* The rules loader's shared bits (detect/rules_load.c, detect/cond_compile.c). */
+#ifndef SANDGATE_DETECT_RULES_INT_H
+#define SANDGATE_DETECT_RULES_INT_H
+
+#include "daemon/config_yaml.h"
+#include "detect/detect_int.h"
+
+struct rload {
+	struct cfg_ctx *ctx;
+	const struct detect_vars *vars;
+};
+
+/* A condition node tree; NULL after reporting an error (or out of memory: ctx->oom). */
+struct cnode *cond_compile(struct rload *L, const struct cy_node *n, unsigned depth);
+/* One YAML scalar as a literal, ${vars} expanded. 0, -EINVAL (reported), -ENOMEM. */
+int lit_from(struct rload *L, const struct cy_node *n, struct lit *l);
+int fpath_parse_copy(const struct fpath *src, struct fpath *dst);
+
+#endif
