@@ -59,12 +59,17 @@ struct lock_ctx {
 /* "file:../x.tgz" relative to the project -> "file:///abs/x.tgz" */
 static void resolved_source(const char *proj, const char *res, char *out, size_t len)
 {
-	if (strncmp(res, "file:", 5) == 0 && res[5] != '/')
-		snprintf(out, len, "file://%s/%s", proj, res + 5);
-	else if (strncmp(res, "file:", 5) == 0 && strncmp(res, "file://", 7) != 0)
-		snprintf(out, len, "file://%s", res + 5);
-	else
+	char path[PKG_PATH_MAX * 2], real[PATH_MAX];
+
+	if (strncmp(res, "file:", 5) != 0 || strncmp(res, "file://", 7) == 0) {
 		snprintf(out, len, "%s", res);
+		return;
+	}
+	if (res[5] == '/')
+		snprintf(path, sizeof(path), "%s", res + 5);
+	else
+		snprintf(path, sizeof(path), "%s/%s", proj, res + 5);
+	snprintf(out, len, "file://%s", realpath(path, real) ? real : path);
 }
 
 static int on_lock(void *arg, const struct pkg_lock_ent *e)

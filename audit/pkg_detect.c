@@ -391,6 +391,11 @@ static size_t skip_env(const struct argv_view *v, size_t i)
 	for (i++; i < v->n; i++) {
 		const char *s = v->a[i];
 
+		if (strcmp(s, "-u") == 0 || strcmp(s, "-C") == 0 || strcmp(s, "-S") == 0 ||
+		    strcmp(s, "--unset") == 0 || strcmp(s, "--chdir") == 0) {
+			i++;   /* the option's value */
+			continue;
+		}
 		if (s[0] == '-' || strchr(s, '='))
 			continue;
 		break;
@@ -450,7 +455,7 @@ static int from_program(struct pkg_cmd *c, const struct argv_view *v, size_t i)
 	if (strcmp(b, "npm") == 0 || strcmp(b, "npm-cli.js") == 0 || strcmp(b, "yarn") == 0 ||
 	    strcmp(b, "yarn.js") == 0 || strcmp(b, "yarnpkg") == 0 || strcmp(b, "pnpm") == 0 ||
 	    strcmp(b, "pnpm.cjs") == 0) {
-		copy(c->tool, sizeof(c->tool), b[0] == 'y' ? "yarn" : b[1] == 'p' ? "pnpm" : "npm");
+		copy(c->tool, sizeof(c->tool), b[0] == 'y' ? "yarn" : b[0] == 'p' ? "pnpm" : "npm");
 		c->mgr = PKG_NPM;
 		return npm_args(c, v, i + 1);
 	}

@@ -31,16 +31,18 @@ static bool spec_names(const struct pkg_run *r, const struct pkg_spec *sp, const
 static bool spec_is_source(const struct pkg_run *r, const struct pkg_spec *sp,
 			   const struct pkg_found *f)
 {
-	char abs[PKG_URL_MAX + 8], path[PKG_URL_MAX];
+	char abs[PATH_MAX + 8], path[PKG_URL_MAX], real[PATH_MAX];
+
+	size_t rl = strcspn(sp->raw, "#");   /* pip keeps the URL, not its #sha256= */
 
 	if (!sp->is_url || !f->source_exact)
 		return false;
-	if (strcmp(sp->raw, f->source) == 0)
+	if (strncmp(sp->raw, f->source, rl) == 0 && f->source[rl] == '\0')
 		return true;
 	if (strstr(sp->raw, "://") && strncmp(sp->raw, "file:", 5) != 0)
 		return false;
 	pkg_run_path(r, sp->raw, path, sizeof(path));
-	snprintf(abs, sizeof(abs), "file://%s", path);
+	snprintf(abs, sizeof(abs), "file://%s", realpath(path, real) ? real : path);
 	return strcmp(abs, f->source) == 0;
 }
 

@@ -25,8 +25,22 @@ static void add_other(struct pkg_sources *s, const char *url)
 		snprintf(s->other[s->n_other++], PKG_URL_MAX, "%s", url);
 }
 
+/* A find-links directory is a place too: file://ABS. */
+static void add_place(const struct pkg_run *r, struct pkg_sources *s, const char *url)
+{
+	char path[PKG_URL_MAX], u[PKG_URL_MAX + 8];
+
+	if (strstr(url, "://") || !url[0]) {
+		add_other(s, url);
+		return;
+	}
+	pkg_run_path(r, url, path, sizeof(path));
+	snprintf(u, sizeof(u), "file://%s", path);
+	add_other(s, u);
+}
+
 /* Space-separated URLs (PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS). */
-static void add_others(struct pkg_sources *s, const char *list)
+static void add_others(const struct pkg_run *r, struct pkg_sources *s, const char *list)
 {
 	char one[PKG_URL_MAX];
 
@@ -36,7 +50,7 @@ static void add_others(struct pkg_sources *s, const char *list)
 		if (n && n < sizeof(one)) {
 			memcpy(one, list, n);
 			one[n] = '\0';
-			add_other(s, one);
+			add_place(r, s, one);
 		}
 		list += n;
 		list += strspn(list, " \t\n");
@@ -86,10 +100,10 @@ static void pip_sources(const struct pkg_run *r, struct pkg_sources *s)
 		set_primary(s, v, "environment");
 	if (r->cmd.index[0])
 		set_primary(s, r->cmd.index, "argument");
-	add_others(s, pkg_run_env(r, uv ? "UV_EXTRA_INDEX_URL" : "PIP_EXTRA_INDEX_URL"));
-	add_others(s, pkg_run_env(r, "PIP_FIND_LINKS"));
+	add_others(r, s, pkg_run_env(r, uv ? "UV_EXTRA_INDEX_URL" : "PIP_EXTRA_INDEX_URL"));
+	add_others(r, s, pkg_run_env(r, "PIP_FIND_LINKS"));
 	for (size_t i = 0; i < r->cmd.n_extra; i++)
-		add_other(s, r->cmd.extra[i]);
+		add_place(r, s, r->cmd.extra[i]);
 	if (r->cmd.no_index || pkg_run_env(r, "PIP_NO_INDEX")) {
 		/* only find-links: the first becomes the primary source */
 		s->primary[0] = '\0';
