@@ -49,6 +49,15 @@ static int on_status(void *arg, const struct pkg_dpkg_ent *e)
 	return 0;
 }
 
+/* raw resolved against the run's cwd, symlinks and ".." resolved when it exists. */
+static void abs_file(const struct pkg_run *r, const char *raw, char *out, size_t len)
+{
+	char path[PKG_PATH_MAX * 2], real[PATH_MAX];
+
+	pkg_run_path(r, raw, path, sizeof(path));
+	snprintf(out, len, "%s", realpath(path, real) ? real : path);
+}
+
 /* The .deb a dpkg -i / apt install FILE argument named for package e, or "". */
 static void deb_given(const struct pkg_run *r, const struct pkg_dpkg_ent *e, size_t found,
 		      char *out, size_t len)
@@ -67,12 +76,12 @@ static void deb_given(const struct pkg_run *r, const struct pkg_dpkg_ent *e, siz
 		b = b ? b + 1 : raw;
 		/* Debian's file naming: NAME_VERSION_ARCH.deb */
 		if (strncmp(b, e->name, nl) == 0 && b[nl] == '_') {
-			pkg_run_path(r, raw, out, len);
+			abs_file(r, raw, out, len);
 			return;
 		}
 	}
 	if (files == 1 && found == 1)
-		pkg_run_path(r, only, out, len);
+		abs_file(r, only, out, len);
 }
 
 /* apt's cache name: the version's ':' (epoch) is written %3a. */

@@ -103,9 +103,16 @@ pcheck() { check "$1" bash -c '[ -n "$2" ] && jq -e "$1" >/dev/null <<<"$2"' _ "
 pkg() { ev package.install p1 | jq -c --arg n "$1" 'select(.name == $n)' | tail -n 1; }
 wait_pkg() { wait_for "package.install $1" 15 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F '\"name\":\"$1\"')\" ]"; }
 
-/usr/bin/python3 -m venv "$T_TMP/venv"
+# A venv whose pip is Debian's own (python3-pip), reached through a .pth file: ensurepip
+# would spend 3-4 s of CPU (15+ s on a loaded machine) installing a second copy. The
+# exec forms are a real venv's: V/bin/python3 V/bin/pip ..., V/bin/python3 -m pip ...
 V=$T_TMP/venv
+/usr/bin/python3 -m venv --without-pip "$V"
 SITE=$(echo "$V"/lib/python3*/site-packages)
+mkdir -p "$V/pipsrc" && ln -s /usr/lib/python3/dist-packages/pip "$V/pipsrc/pip"
+echo "$V/pipsrc" >"$SITE/sgtest-pip.pth"
+printf '#!%s/bin/python3\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n' "$V" >"$V/bin/pip"
+chmod +x "$V/bin/pip"
 
 # ---- 1. pip from the HTTP index: the package and its dependency -----------------------
 sgrun --session p1 --cwd "$W" -- "$V/bin/pip" install -q --disable-pip-version-check \
@@ -201,10 +208,32 @@ pcheck "dpkg: source and hash are the .deb file" "$e" \
 	".source == \"file://$T_TMP/${PK}_1.0-1_all.deb\" and .hash.algo == \"sha256\" and
 	 .hash.value == \"$debsha\" and .hash.kind == \"archive\" and .approved_source == false"
 
+# ---- 5. apt-get install ./FILE.deb: one run, its dpkg child inside it ------------------------
+PK2=sandgate-test-pkg2-$$
+D=$T_TMP/deb/$PK2
+mkdir -p "$D/DEBIAN"
+printf 'Package: %s\nVersion: 2.0-1\nArchitecture: all\nMaintainer: sandgate tests <t@example.test>\nDescription: sandgate test package\n' "$PK2" >"$D/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$D" "$T_TMP/${PK2}_2.0-1_all.deb" >/dev/null
+cleanup "dpkg --purge $PK2"
+sgrun --session p1 --cwd "$T_TMP" -- env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	--no-install-recommends "./${PK2}_2.0-1_all.deb" >"$T_TMP/apt.log" 2>&1
+check "apt-get installed $PK2" sh -c "dpkg-query -W -f='\${Status}' $PK2 | grep -q 'install ok installed'"
+wait_pkg "$PK2"
+e=$(pkg "$PK2")
+debsha=$(sha256sum "$T_TMP/${PK2}_2.0-1_all.deb" | cut -d' ' -f1)
+pcheck "apt: manager apt (not its dpkg child), version, requested file" "$e" \
+	".manager == \"apt\" and .tool == \"apt-get\" and .resolved_version == \"2.0-1\" and
+	 .requested == \"./${PK2}_2.0-1_all.deb\" and .dependency == false"
+pcheck "apt: source and hash are the .deb file" "$e" \
+	".source == \"file://$T_TMP/${PK2}_2.0-1_all.deb\" and .hash.value == \"$debsha\" and
+	 .hash.kind == \"archive\""
+n=$(ev package.install p1 | jq -c --arg n "$PK2" 'select(.name == $n)' | wc -l)
+check "apt: one event, not one more for dpkg ($n)" test "$n" -eq 1
+
 # ---- nothing for what is not an install, nothing outside the session ---------------------
 sgrun --session p1 -- "$V/bin/pip" list >/dev/null 2>&1
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "package.install")' | wc -l)
-check "five installs in all, none from pip list ($n)" test "$n" -eq 5
+check "six installs in all, none from pip list ($n)" test "$n" -eq 6
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "package.install" and .session_id != "p1")' | wc -l)
 check "every package.install belongs to the session" test "$n" -eq 0
 
