@@ -143,6 +143,22 @@ struct pkg_dpkg_ent {
 int pkg_dpkg_status_parse(const char *buf, size_t len,
 			  int (*fn)(void *ctx, const struct pkg_dpkg_ent *e), void *ctx);
 
+/* ---- cargo: $CARGO_HOME/.crates2.json ------------------------------------------------ */
+
+#define PKG_CARGO_BINS 16
+
+struct pkg_crate_ent {
+	char name[PKG_NAME_MAX];
+	char version[PKG_VER_MAX];
+	char source[PKG_URL_MAX];    /* "registry+https://…", "path+file:///…", "git+…" */
+	char bins[PKG_CARGO_BINS][PKG_NAME_MAX];   /* the binaries it put in ROOT/bin */
+	size_t n_bins;
+};
+
+/* Calls fn for each "NAME VERSION (SOURCE)" key of "installs". 0, -EINVAL or fn's. */
+int pkg_crates2_parse(const char *buf, size_t len,
+		      int (*fn)(void *ctx, const struct pkg_crate_ent *e), void *ctx);
+
 /* ---- config files ---------------------------------------------------------------- */
 
 /*

@@ -155,12 +155,3 @@ int pkg_collect_dpkg(const struct pkg_run *r, pkg_found_fn fn, void *ctx)
 	free(l.v);
 	return ret;
 }
-
-int pkg_collect_cargo(const struct pkg_run *r, pkg_found_fn fn, void *ctx)
-{
-	/* Recognised, not collected yet (docs/packages.md). */
-	(void)r;
-	(void)fn;
-	(void)ctx;
-	return 0;
-}

@@ -30,7 +30,6 @@ struct pkgtrack {
 	bool stop;
 	struct pkg_policy *pol;
 	size_t n_pol;
-	uint64_t dropped;                     /* runs not tracked: table full */
 };
 
 static void run_free(struct pkg_run *r)
@@ -237,11 +236,20 @@ void pkgtrack_exec(struct pkgtrack *t, pid_t pid, pid_t ppid, const char *sid,
 		   bool uid_known, uint32_t uid)
 {
 	struct pkg_run *r;
-	int slot;
+	int slot = slot_of(t, pid);
 
-	if (!cmdline || cmdlen == 0 || !pkg_detect_maybe(cmdline, cmdlen) ||
-	    slot_of(t, pid) >= 0 || inside_run(t, ppid))
-		return;   /* the same pid exec'ing again (env -> node) keeps its first run */
+	if (slot >= 0) {
+		/* The same pid exec'ing again (env VAR=x npm -> node): the run stays, and
+		 * the environment is the new program's, with what the wrapper set. */
+		r = t->active[slot];
+		free(r->env);
+		r->env = NULL;
+		r->envlen = 0;
+		read_environ(pid, r);
+		return;
+	}
+	if (!cmdline || cmdlen == 0 || !pkg_detect_maybe(cmdline, cmdlen) || inside_run(t, ppid))
+		return;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return;
@@ -252,8 +260,11 @@ void pkgtrack_exec(struct pkgtrack *t, pid_t pid, pid_t ppid, const char *sid,
 	for (slot = 0; slot < PKG_RUNS_MAX && t->active[slot]; slot++)
 		;
 	if (slot == PKG_RUNS_MAX) {
-		t->dropped++;
 		free(r);
+		/* Rare (64 installers at once): said at once, not batched. */
+		if (audit_emit_loss("package_tracker", 1,
+				    "more than 64 installer runs at once: one not tracked") != 0)
+			log_warnx("audit: an installer run of session %s not tracked", sid);
 		return;
 	}
 	r->pid = pid;

@@ -230,10 +230,29 @@ pcheck "apt: source and hash are the .deb file" "$e" \
 n=$(ev package.install p1 | jq -c --arg n "$PK2" 'select(.name == $n)' | wc -l)
 check "apt: one event, not one more for dpkg ($n)" test "$n" -eq 1
 
+# ---- 6. cargo install --path, offline (where cargo is installed) ---------------------------
+NINST=6
+if command -v cargo >/dev/null; then
+	CG=$T_TMP/cargo
+	mkdir -p "$CG"
+	(cd "$CG" && cargo new --bin --vcs none -q sgcrate)
+	sgrun --session p1 --cwd "$CG" -- env CARGO_HOME="$CG/home" cargo install --offline -q \
+		--path sgcrate >"$T_TMP/cargo.log" 2>&1
+	wait_pkg sgcrate
+	e=$(pkg sgcrate)
+	pcheck "cargo: manager, version, requested path, source (env CARGO_HOME seen)" "$e" \
+		".manager == \"cargo\" and .resolved_version == \"0.1.0\" and .requested == \"sgcrate\"
+		 and .dependency == false and .source == \"file://$CG/sgcrate\" and .hash == null
+		 and .location == \"$CG/home/.crates2.json\" and .approved_source == false"
+	NINST=7
+else
+	echo "# cargo not installed: its part is not run"
+fi
+
 # ---- nothing for what is not an install, nothing outside the session ---------------------
 sgrun --session p1 -- "$V/bin/pip" list >/dev/null 2>&1
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "package.install")' | wc -l)
-check "six installs in all, none from pip list ($n)" test "$n" -eq 6
+check "$NINST installs in all, none from pip list ($n)" test "$n" -eq "$NINST"
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "package.install" and .session_id != "p1")' | wc -l)
 check "every package.install belongs to the session" test "$n" -eq 0
 

@@ -216,6 +216,41 @@ static void test_conf_and_specs(void **state)
 	assert_string_equal(out, "foo-bar-baz");
 }
 
+static int on_crate(void *ctx, const struct pkg_crate_ent *e)
+{
+	struct pkg_crate_ent *v = ctx;
+
+	for (int i = 0; i < 3; i++)
+		if (!v[i].name[0]) {
+			v[i] = *e;
+			break;
+		}
+	return 0;
+}
+
+static void test_crates2(void **state)
+{
+	struct pkg_crate_ent *v = calloc(3, sizeof(*v));
+	size_t len;
+	char *b = load("crates2.json", &len);
+
+	(void)state;
+	assert_non_null(v);
+	assert_int_equal(pkg_crates2_parse(b, len, on_crate, v), 0);
+	assert_string_equal(v[0].name, "ripgrep");
+	assert_string_equal(v[0].version, "14.1.0");
+	assert_string_equal(v[0].source, "registry+https://github.com/rust-lang/crates.io-index");
+	assert_int_equal(v[0].n_bins, 1);
+	assert_string_equal(v[0].bins[0], "rg");
+	assert_string_equal(v[1].name, "sgcrate");
+	assert_string_equal(v[1].source, "path+file:///tmp/cargo/sgcrate");
+	assert_int_equal(v[1].n_bins, 2);
+	assert_string_equal(v[2].name, "");   /* "bad-key" is not NAME VERSION (SOURCE) */
+	free(b);
+	free(v);
+	assert_int_equal(pkg_crates2_parse("{\"x\":1}", 7, on_crate, NULL), -EINVAL);
+}
+
 static void test_approved(void **state)
 {
 	char *ok[] = { "https://pypi.org/simple/", "HTTPS://Registry.NPMJS.org" };
@@ -243,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_sri),
 		cmocka_unit_test(test_dpkg_status),
 		cmocka_unit_test(test_conf_and_specs),
+		cmocka_unit_test(test_crates2),
 		cmocka_unit_test(test_approved),
 	};
 
