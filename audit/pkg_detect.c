@@ -121,7 +121,7 @@ static bool looks_like_url_or_file(const char *s)
 /* ---- pip ------------------------------------------------------------------------- */
 
 static const char *const pip_valued[] = {
-	"-c", "--constraint", "-e", "--editable", "--platform", "--python-version",
+	"-c", "--constraint", "--platform", "--python-version",
 	"--implementation", "--abi", "--root", "--src", "--upgrade-strategy",
 	"--install-option", "--global-option", "--config-settings", "-C", "--no-binary",
 	"--only-binary", "--progress-bar", "--report", "--log", "--proxy", "--retries",
@@ -148,6 +148,13 @@ static int pip_option(struct pkg_cmd *c, const struct argv_view *v, size_t *i)
 	else if ((val = opt_value(v, i, "--prefix"))) {
 		copy(c->target, sizeof(c->target), val);
 		c->target_is_prefix = true;
+	} else if ((val = opt_value(v, i, "-e")) || (val = opt_value(v, i, "--editable"))) {
+		struct pkg_spec *sp;
+
+		if (add_spec(c, &sp)) {   /* a local project or VCS URL, installed in place */
+			copy(sp->raw, sizeof(sp->raw), val);
+			sp->is_url = true;
+		}
 	} else if (strcmp(s, "--no-index") == 0)
 		c->no_index = true;
 	else if (strcmp(s, "--user") == 0)

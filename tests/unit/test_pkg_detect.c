@@ -77,6 +77,11 @@ static void test_pip_forms(void **state)
 	assert_true(c->user);
 	assert_string_equal(c->specs[0].name, "name");
 	assert_true(c->specs[0].is_url);
+	assert_int_equal(detect(c, ARGV("pip", "install", "-e", "./proj", "-U", "x")), 1);
+	assert_int_equal(c->n_specs, 2);
+	assert_string_equal(c->specs[0].raw, "./proj");
+	assert_true(c->specs[0].is_url);
+	assert_string_equal(c->specs[1].name, "x");
 	free(c);
 }
 
