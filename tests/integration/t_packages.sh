@@ -260,6 +260,9 @@ n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "package.install" and .s
 check "every package.install belongs to the session" test "$n" -eq 0
 
 [ -n "${PKG_DEBUG:-}" ] && { rm -rf "$PKG_DEBUG"; mkdir -p "$PKG_DEBUG"; cp -r "$T_TMP"/*.log "$SG_STATE/journal" "$PKG_DEBUG"; }
+q=$("$BIN/sandgate" query --state-dir "$SG_STATE" --session p1 --package sgdep@1.0 | jq -r .name | tr '\n' ' ')
+check "sandgate query --package sgdep@1.0 finds it ($q)" test "$q" = "sgdep "
+
 stop_daemon
 check "daemon exits 0 at SIGTERM" test $? -eq 0
 finish
