@@ -119,6 +119,8 @@ void pkgtrack_exec(struct pkgtrack *t, pid_t pid, pid_t ppid, const char *sid,
 		   bool uid_known, uint32_t uid);
 /* Connector thread: pid exited. */
 void pkgtrack_exit(struct pkgtrack *t, pid_t pid);
+/* Connector thread, once a second: runs whose root is gone without an exit event. */
+void pkgtrack_tick(struct pkgtrack *t);
 /* Any thread: sets (replaces) the approved sources of session sid. 0 or -ENOMEM. */
 int pkgtrack_policy(struct pkgtrack *t, const char *sid, const char *const *approved,
 		    size_t n, bool block);

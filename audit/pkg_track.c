@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,15 @@ void pkgtrack_exit(struct pkgtrack *t, pid_t pid)
 	t->tail = r;
 	pthread_cond_signal(&t->cv);
 	pthread_mutex_unlock(&t->mu);
+}
+
+void pkgtrack_tick(struct pkgtrack *t)
+{
+	/* An exit the connector lost (a sequence gap) would hold a slot for ever: a root
+	 * that is gone is collected now. A reused pid keeps its run until that exits. */
+	for (int i = 0; i < PKG_RUNS_MAX; i++)
+		if (t->active[i] && kill(t->active[i]->pid, 0) != 0 && errno == ESRCH)
+			pkgtrack_exit(t, t->active[i]->pid);
 }
 
 int pkgtrack_new(struct pkgtrack **out, struct ptab *tab)

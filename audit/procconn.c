@@ -319,6 +319,8 @@ static void pc_tick(struct procconn *p)
 		p->table_full = 0;
 	}
 	ptab_sweep(p->a->tab, time_mono_ns());
+	if (p->a->pk)
+		pkgtrack_tick(p->a->pk);
 }
 
 static void pc_poked(struct procconn *p)
