@@ -62,6 +62,9 @@ static bool from_reqfile(const struct pkg_run *r, const char *file, const struct
 		if (hash)
 			*hash = '\0';
 		line += strspn(line, " \t");
+		for (size_t n = strlen(line); n && (line[n - 1] == ' ' || line[n - 1] == '\t' ||
+						   line[n - 1] == '\r'); n--)
+			line[n - 1] = '\0';
 		if (!*line || *line == '-')
 			continue;
 		memset(out, 0, sizeof(*out));

@@ -33,7 +33,7 @@ ip addr add "$HOSTIP/30" dev "$VETH" && ip link set "$VETH" up
 ip -n "$NS" addr add "$IDXIP/30" dev idx0 && ip -n "$NS" link set idx0 up
 
 # ---- two wheels (sgapp needs sgdep) and a third for the direct URL, built by hand -------
-mkdir -p "$WWW/simple/sgapp" "$WWW/simple/sgdep" "$WWW/direct" "$T_TMP/ngx"
+mkdir -p "$WWW/simple/sgapp" "$WWW/simple/sgdep" "$WWW/simple/sgthird" "$WWW/direct" "$T_TMP/ngx"
 /usr/bin/python3 - "$WWW" <<'PY'
 import base64, hashlib, os, sys, zipfile
 www = sys.argv[1]
@@ -56,8 +56,9 @@ def wheel(name, ver, requires, where):
         for p, c in files.items():
             z.writestr(p, c)
     return fn, hashlib.sha256(open(path, "rb").read()).hexdigest()
-for name, req in (("sgapp", ["sgdep>=1.0"]), ("sgdep", [])):
-    fn, h = wheel(name, "1.0", req, f"simple/{name}")
+for name, ver, req in (("sgapp", "1.0", ["sgdep>=1.0"]), ("sgdep", "1.0", []),
+                       ("sgthird", "3.1", [])):
+    fn, h = wheel(name, ver, req, f"simple/{name}")
     with open(os.path.join(www, "simple", name, "index.html"), "w") as f:
         f.write(f'<html><body><a href="{fn}#sha256={h}">{fn}</a></body></html>\n')
 fn, h = wheel("sgother", "2.5", [], "direct")
@@ -166,6 +167,18 @@ pcheck "alert: rule, severity, summary, refs, package" "$a" \
 	 (.summary | contains(\"sgother\")) and .refs == [] and .package.name == \"sgother\" and
 	 .package.source == \"$URL\" and .action == \"flag\""
 
+# ---- 2b. pip -r requirements.txt, the index from PIP_INDEX_URL ----------------------------
+printf '# pinned\nsgthird>=3.0  # the third\n' >"$W/req.txt"
+PIP_INDEX_URL=$IDX/simple sgrun --session p1 --cwd "$W" -- "$V/bin/pip" install -q \
+	--disable-pip-version-check --no-cache-dir --trusted-host "$IDXIP" -r req.txt \
+	>"$T_TMP/pip3.log" 2>&1
+wait_pkg sgthird
+e=$(pkg sgthird)
+pcheck "sgthird: requested in req.txt, source from the environment, approved" "$e" \
+	".resolved_version == \"3.1\" and .requested_version == \">=3.0\" and
+	 .requested == \"sgthird>=3.0\" and .dependency == false and
+	 .source == \"$IDX/simple\" and .source_from == \"environment\" and .approved_source == true"
+
 # ---- 3. npm: a local tarball, offline ---------------------------------------------------
 NP=$T_TMP/npm
 mkdir -p "$NP/package" "$NP/proj"
@@ -232,7 +245,7 @@ n=$(ev package.install p1 | jq -c --arg n "$PK2" 'select(.name == $n)' | wc -l)
 check "apt: one event, not one more for dpkg ($n)" test "$n" -eq 1
 
 # ---- 6. cargo install --path, offline (where cargo is installed) ---------------------------
-NINST=6
+NINST=7
 if command -v cargo >/dev/null; then
 	CG=$T_TMP/cargo
 	mkdir -p "$CG"
@@ -245,7 +258,7 @@ if command -v cargo >/dev/null; then
 		".manager == \"cargo\" and .resolved_version == \"0.1.0\" and .requested == \"sgcrate\"
 		 and .dependency == false and .source == \"file://$CG/sgcrate\" and .hash == null
 		 and .location == \"$CG/home/.crates2.json\" and .approved_source == false"
-	NINST=7
+	NINST=8
 else
 	echo "# cargo not installed: its part is not run"
 fi
