@@ -56,7 +56,7 @@ int daemon_audit_init(struct daemon *d)
 		.n_marks = c->n_file_marks,
 		.sensitive = c->sensitive_paths,
 		.n_sensitive = c->n_sensitive_paths,
-		.packages = true,
+		.packages = c->packages,
 	};
 	char off[32];
 	int ret;

@@ -3,7 +3,7 @@
 # PEP 503 index served by nginx in a lab namespace (two wheels built here, one the other's
 # dependency), pip from a direct URL outside the approved sources (flagged + alert), npm
 # from a local tarball (npm pack, offline), dpkg -i of a .deb built here (purged at exit).
-# Each event is checked field by field.
+# Each event is checked field by field. PKG_DEBUG=DIR keeps the journal and the installers' logs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 require_root
