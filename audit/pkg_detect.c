@@ -425,6 +425,10 @@ static int from_python(struct pkg_cmd *c, const struct argv_view *v, size_t i)
 			c->mgr = PKG_PIP;
 			return pip_args(c, v, i);
 		}
+		if (strcmp(s, "-W") == 0 || strcmp(s, "-X") == 0) {
+			i++;   /* -W ignore, -X utf8: an option's value, not the script */
+			continue;
+		}
 		if (s[0] == '-' && s[1] != '-' && s[1] != '\0' && strcmp(s, "-c") != 0)
 			continue;   /* -I, -s, -u, -B, ... */
 		break;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # package.install from real installers run in a real session: pip (in a venv) from a
 # PEP 503 index served by nginx in a lab namespace (two wheels built here, one the other's
-# dependency), pip from a direct URL outside the approved sources (flagged + alert), npm
-# from a local tarball (npm pack, offline), dpkg -i of a .deb built here (purged at exit).
+# dependency), pip -r with the index from the environment, pip from a direct URL outside
+# the approved sources (flagged + alert), npm from a local tarball (offline; also under a
+# policy with unapproved: block), dpkg -i and apt-get install ./FILE of .debs built here
+# (purged at exit), cargo install --path offline where cargo is installed.
 # Each event is checked field by field. PKG_DEBUG=DIR keeps the journal and the installers' logs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"

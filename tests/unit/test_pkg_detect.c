@@ -69,6 +69,9 @@ static void test_pip_forms(void **state)
 	assert_string_equal(c->target, "/t");
 	assert_int_equal(c->n_specs, 1);
 	assert_true(c->specs[0].is_url);
+	assert_int_equal(detect(c, ARGV("python3", "-W", "ignore", "-X", "utf8", "-m", "pip",
+					"install", "y")), 1);
+	assert_string_equal(c->specs[0].name, "y");
 	/* uv pip install; pip3 --user */
 	assert_int_equal(detect(c, ARGV("uv", "pip", "install", "x")), 1);
 	assert_string_equal(c->tool, "uv");
