@@ -110,7 +110,8 @@ static void put_str_or_null(struct event *e, const char *k, const char *v)
 	event_str(e, k, v && v[0] ? v : NULL);
 }
 
-static void put_source(struct event *e, const struct pkg_sources *s, const struct pkg_found *f)
+static void put_source(struct event *e, const struct pkg_run *r, const struct pkg_sources *s,
+		       const struct pkg_found *f)
 {
 	put_str_or_null(e, "source", f->source_exact ? f->source : s->primary);
 	event_str(e, "source_from", f->source_exact ? "package_metadata"
@@ -119,7 +120,12 @@ static void put_source(struct event *e, const struct pkg_sources *s, const struc
 	for (size_t i = 0; !f->source_exact && i < s->n_other; i++)
 		event_str(e, NULL, s->other[i]);
 	event_array_end(e);
-	event_null(e, "source_confirmed");   /* the gateway's view is not joined yet */
+	int conf = pkg_source_confirmed(r, f->source_exact ? f->source : s->primary);
+
+	if (conf < 0)
+		event_null(e, "source_confirmed");
+	else
+		event_bool(e, "source_confirmed", conf);
 }
 
 static void put_hash(struct event *e, const struct pkg_found *f)
@@ -152,7 +158,7 @@ static int emit_install(const struct pkg_run *r, const struct pkg_sources *s,
 	put_str_or_null(e, "requested", asked ? req.raw : NULL);
 	event_bool(e, "dependency", !asked);
 	put_str_or_null(e, "resolved_version", f->version);
-	put_source(e, s, f);
+	put_source(e, r, s, f);
 	put_hash(e, f);
 	if (ok < 0)
 		event_null(e, "approved_source");

@@ -17,6 +17,8 @@
 #define PKG_ENV_MAX (64 * 1024)      /* bytes of /proc/PID/environ kept */
 #define PKG_RUNS_MAX 64              /* installer runs in progress at once */
 #define PKG_SOURCES_MAX 8
+#define PKG_NET_MAX 16               /* names and addresses a run's tree contacted, kept */
+#define PKG_NET_NAME 256
 
 /* One installer run: what its exec said, kept until its exit. */
 struct pkg_run {
@@ -29,6 +31,11 @@ struct pkg_run {
 	char *env;                   /* NUL-separated environ, NULL when unreadable */
 	size_t envlen;
 	struct pkg_cmd cmd;
+	/* What the gateway saw the run's process tree resolve and connect to (under the
+	 * tracker's mutex while the run is active; the worker's alone after). */
+	char net[PKG_NET_MAX][PKG_NET_NAME];
+	size_t n_net;
+	bool net_seen;               /* any net.dns / net.connect of the tree */
 	struct pkg_run *next;        /* the worker's queue */
 };
 
@@ -100,6 +107,17 @@ struct pkg_policy {
 };
 
 /*
+ * Whether the gateway saw the run's tree contact url's host: 1 yes, 0 it contacted other
+ * hosts only, -1 unknown (no gateway event for the tree, or a file:// source).
+ */
+int pkg_source_confirmed(const struct pkg_run *r, const char *url);
+
+struct event;
+/* The pid and up to 4 names/addresses of a net.dns / net.connect event. 0, or -1 when
+ * e is not one or carries no pid. */
+int pkg_net_names(const struct event *e, long *pid, char names[4][PKG_NET_NAME], size_t *n);
+
+/*
  * Emits package.install for f (and an alert when its source is not approved under
  * pol; pol NULL: the session's policy is unknown, approved_source null). 0 or -errno.
  */
@@ -119,6 +137,8 @@ void pkgtrack_exec(struct pkgtrack *t, pid_t pid, pid_t ppid, const char *sid,
 		   bool uid_known, uint32_t uid);
 /* Connector thread: pid exited. */
 void pkgtrack_exit(struct pkgtrack *t, pid_t pid);
+/* The event observer (journal/event.h): net.dns / net.connect of a run's tree. */
+void pkgtrack_observe(void *ctx, const struct event *e);
 /* Connector thread, once a second: runs whose root is gone without an exit event. */
 void pkgtrack_tick(struct pkgtrack *t);
 /* Any thread: sets (replaces) the approved sources of session sid. 0 or -ENOMEM. */

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stdatomic.h>
+
 #include "audit/audit_int.h"
+#include "journal/event.h"
 #include "audit/pkg_int.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -31,6 +34,7 @@ struct pkgtrack {
 	bool stop;
 	struct pkg_policy *pol;
 	size_t n_pol;
+	atomic_int n_active;                  /* runs in active[]: the observer's fast exit */
 };
 
 static void run_free(struct pkg_run *r)
@@ -275,7 +279,10 @@ void pkgtrack_exec(struct pkgtrack *t, pid_t pid, pid_t ppid, const char *sid,
 	snprintf(r->cwd, sizeof(r->cwd), "%s", cwd ? cwd : "/");
 	time_mono_to_real(exec_ns, &r->start);
 	read_environ(pid, r);
+	pthread_mutex_lock(&t->mu);   /* the observer reads active[] from other threads */
 	t->active[slot] = r;
+	atomic_fetch_add(&t->n_active, 1);
+	pthread_mutex_unlock(&t->mu);
 }
 
 void pkgtrack_exit(struct pkgtrack *t, pid_t pid)
@@ -285,15 +292,61 @@ void pkgtrack_exit(struct pkgtrack *t, pid_t pid)
 
 	if (slot < 0)
 		return;
+	pthread_mutex_lock(&t->mu);
 	r = t->active[slot];
 	t->active[slot] = NULL;
-	pthread_mutex_lock(&t->mu);
+	atomic_fetch_sub(&t->n_active, 1);
 	if (t->tail)
 		t->tail->next = r;
 	else
 		t->head = r;
 	t->tail = r;
 	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* The run (index) whose tree holds pid, under t->mu; -1 when none. */
+static int run_of_pid(struct pkgtrack *t, pid_t pid)
+{
+	struct ptab_ent pe;
+
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		for (int i = 0; i < PKG_RUNS_MAX; i++)
+			if (t->active[i] && t->active[i]->pid == pid)
+				return i;
+		if (!ptab_get(t->tab, pid, true, &pe))
+			return -1;
+		pid = pe.ppid;
+	}
+	return -1;
+}
+
+void pkgtrack_observe(void *ctx, const struct event *e)
+{
+	struct pkgtrack *t = ctx;
+	char names[4][PKG_NET_NAME];
+	struct pkg_run *r;
+	size_t n;
+	long pid;
+	int i;
+
+	if (atomic_load(&t->n_active) == 0 || !e->session_id ||
+	    pkg_net_names(e, &pid, names, &n) != 0)
+		return;
+	pthread_mutex_lock(&t->mu);
+	i = run_of_pid(t, (pid_t)pid);
+	r = i >= 0 ? t->active[i] : NULL;
+	if (r && strcmp(r->sid, e->session_id) == 0) {
+		r->net_seen = true;
+		for (size_t k = 0; k < n; k++) {
+			bool have = false;
+
+			for (size_t j = 0; j < r->n_net && !have; j++)
+				have = strcmp(r->net[j], names[k]) == 0;
+			if (!have && r->n_net < PKG_NET_MAX)
+				snprintf(r->net[r->n_net++], PKG_NET_NAME, "%s", names[k]);
+		}
+	}
 	pthread_mutex_unlock(&t->mu);
 }
 
@@ -323,6 +376,7 @@ int pkgtrack_new(struct pkgtrack **out, struct ptab *tab)
 		free(t);
 		return ret;
 	}
+	event_set_observer(pkgtrack_observe, t);
 	*out = t;
 	return 0;
 }
@@ -331,6 +385,7 @@ void pkgtrack_free(struct pkgtrack *t)
 {
 	if (!t)
 		return;
+	event_set_observer(NULL, NULL);
 	pthread_mutex_lock(&t->mu);
 	t->stop = true;
 	pthread_cond_signal(&t->cv);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "audit/pkg.h"
+#include "audit/pkg_int.h"
 
 static char *load(const char *name, size_t *len)
 {
@@ -251,6 +252,27 @@ static void test_crates2(void **state)
 	assert_int_equal(pkg_crates2_parse("{\"x\":1}", 7, on_crate, NULL), -EINVAL);
 }
 
+static void test_confirmed(void **state)
+{
+	struct pkg_run *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	/* no gateway event for the tree: unknown */
+	assert_int_equal(pkg_source_confirmed(r, "https://pypi.org/simple"), -1);
+	r->net_seen = true;
+	snprintf(r->net[r->n_net++], PKG_NET_NAME, "files.pythonhosted.org.");
+	assert_int_equal(pkg_source_confirmed(r, "https://pypi.org/simple"), 0);
+	snprintf(r->net[r->n_net++], PKG_NET_NAME, "PyPI.org.");   /* a qname */
+	assert_int_equal(pkg_source_confirmed(r, "https://user@pypi.org:443/simple"), 1);
+	snprintf(r->net[r->n_net++], PKG_NET_NAME, "2001:db8::1");
+	assert_int_equal(pkg_source_confirmed(r, "http://[2001:db8::1]:8080/simple"), 1);
+	/* a local file has no host to confirm */
+	assert_int_equal(pkg_source_confirmed(r, "file:///tmp/x.whl"), -1);
+	assert_int_equal(pkg_source_confirmed(r, NULL), -1);
+	free(r);
+}
+
 static void test_approved(void **state)
 {
 	char *ok[] = { "https://pypi.org/simple/", "HTTPS://Registry.NPMJS.org" };
@@ -279,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_dpkg_status),
 		cmocka_unit_test(test_conf_and_specs),
 		cmocka_unit_test(test_crates2),
+		cmocka_unit_test(test_confirmed),
 		cmocka_unit_test(test_approved),
 	};
 
