@@ -20,6 +20,7 @@ static void add_off(char *off, size_t len, const char *what)
 
 static void audit_free_shared(struct audit *a)
 {
+	pkgtrack_free(a->pk);
 	mntwatch_free(a->mw);
 	pthread_mutex_destroy(&a->sync_mu);
 	pthread_cond_destroy(&a->sync_cv);
@@ -52,6 +53,11 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	/* Mounts are polled by the fanotify thread from what the connector notes. */
 	if (s->proc && s->files && mntwatch_new(&a->mw) != 0)
 		a->mw = NULL;
+	/* Installs are seen at exec and exit: the tracker rides on the connector. */
+	if (s->proc && s->packages && pkgtrack_new(&a->pk, a->tab) != 0) {
+		a->pk = NULL;
+		add_off(off, offlen, "packages");
+	}
 	if (s->proc && (rp = procconn_start(&a->pc, a)) != 0)
 		add_off(off, offlen, "proc");
 	if (s->files && (rf = fanmon_start(&a->fm, a, s)) != 0)
@@ -99,7 +105,13 @@ void audit_stop(struct audit *a)
 	/* Files first: its late events still find exited processes in the table. */
 	fanmon_stop(a->fm);
 	procconn_stop(a->pc);
-	audit_free_shared(a);
+	audit_free_shared(a);   /* the package worker finishes the runs already over */
+}
+
+int audit_session_policy(struct audit *a, const char *sid, const char *const *approved,
+			 size_t n, bool block)
+{
+	return a && a->pk ? pkgtrack_policy(a->pk, sid, approved, n, block) : 0;
 }
 
 void audit_sync_publish(struct audit *a, uint64_t t)

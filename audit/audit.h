@@ -32,6 +32,7 @@ struct audit_settings {
 	size_t n_marks;
 	char *const *sensitive;          /* read-logged prefixes; "~/x" = any home's x */
 	size_t n_sensitive;
+	bool packages;                   /* package.install from installer runs (proc) */
 };
 
 struct audit;
@@ -49,6 +50,15 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
  * cgroups). Thread-safe. 0, -ESRCH (gone) or -ENOSPC (table full).
  */
 int audit_seed(struct audit *a, pid_t pid, const char *sid);
+
+/*
+ * The package policy of session sid (its policy's approved_sources, and whether
+ * unapproved is block): package.install's approved_source and the alert are judged
+ * against it. Replaces what was set before. Thread-safe. 0 or -ENOMEM; 0 when packages
+ * are not tracked.
+ */
+int audit_session_policy(struct audit *a, const char *sid, const char *const *approved,
+			 size_t n, bool block);
 
 /* Stops both threads, flushes pending writes and loss counts, frees. Accepts NULL. */
 void audit_stop(struct audit *a);

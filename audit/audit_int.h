@@ -11,6 +11,7 @@
 
 #include "attribution/attribution.h"
 #include "audit/audit.h"
+#include "audit/pkg_int.h"
 
 #define PTAB_CAP (1u << 15)            /* session processes alive at once (+ recent dead) */
 #define PTAB_DEAD_KEEP_NS 3000000000ull  /* exited entries kept for late file events */
@@ -110,6 +111,7 @@ struct audit {
 	struct procconn *pc;
 	struct fanmon *fm;
 	struct mntwatch *mw;         /* NULL: mounts not watched */
+	struct pkgtrack *pk;         /* NULL: package installs not tracked */
 	pthread_mutex_t sync_mu;
 	pthread_cond_t sync_cv;
 	uint64_t done_ns;            /* connector events queued before this are processed */

@@ -146,6 +146,10 @@ static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 	(void)ptab_put(p->a->tab, &pe);   /* replaces: the pid is there */
 	mntwatch_note(p->a->mw, x->mntns, ev->pid, pe.sid);
 	ret = procemit_exec(ev, &pe, x);
+	if (p->a->pk)
+		pkgtrack_exec(p->a->pk, ev->pid, pe.ppid, pe.sid, ev->ts_ns, x->cmdline,
+			      x->cmdlen, x->has_cwd ? x->cwd : NULL,
+			      x->has_ids || pe.ids_known, x->has_ids ? x->uid : pe.uid);
 	exec_info_clear(x);
 	if (ret)
 		log_errno(ret, "audit: process.exec of pid %d", (int)ev->pid);
@@ -210,6 +214,8 @@ static void on_event(struct procconn *p, size_t i)
 		if (ev->pid == ev->tgid && ptab_get(p->a->tab, ev->pid, false, &pe)) {
 			ret = procemit_exit(ev, &pe);
 			ptab_exit(p->a->tab, ev->pid, ev->ts_ns);
+			if (p->a->pk)
+				pkgtrack_exit(p->a->pk, ev->pid);
 		}
 		break;
 	case CN_ACK:
@@ -313,6 +319,8 @@ static void pc_tick(struct procconn *p)
 		p->table_full = 0;
 	}
 	ptab_sweep(p->a->tab, time_mono_ns());
+	if (p->a->pk)
+		pkgtrack_tick(p->a->pk);
 }
 
 static void pc_poked(struct procconn *p)

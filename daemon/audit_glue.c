@@ -6,9 +6,24 @@
 #include <stdlib.h>
 
 #include "audit/audit.h"
+#include "daemon/config.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
 #include "daemon/session_int.h"
+
+/* The session's package policy for package.install's approved_source (docs/packages.md). */
+static void pkg_policy(struct daemon *d, const struct session *s)
+{
+	const struct sg_policy *p = config_policy(d->cfg, s->policy);
+	int ret;
+
+	if (!p)
+		return;   /* sessions are created with a policy that exists */
+	ret = audit_session_policy(d->audit, s->id, (const char *const *)p->approved_sources,
+				   p->n_approved_sources, p->unapproved == SG_UNAPPROVED_BLOCK);
+	if (ret)
+		log_errno(ret, "audit: package policy of session %s", s->id);
+}
 
 static void seed_sessions(struct daemon *d)
 {
@@ -19,7 +34,10 @@ static void seed_sessions(struct daemon *d)
 		pid_t *pids = NULL;
 		size_t n = 0;
 
-		if (s->state == SESSION_TERMINATED || cg_pids(&ss->cg, s->cgroup, &pids, &n) != 0)
+		if (s->state == SESSION_TERMINATED)
+			continue;
+		pkg_policy(d, s);
+		if (cg_pids(&ss->cg, s->cgroup, &pids, &n) != 0)
 			continue;
 		for (size_t k = 0; k < n; k++)
 			(void)audit_seed(d->audit, pids[k], s->id);   /* gone meanwhile: fine */
@@ -38,6 +56,7 @@ int daemon_audit_init(struct daemon *d)
 		.n_marks = c->n_file_marks,
 		.sensitive = c->sensitive_paths,
 		.n_sensitive = c->n_sensitive_paths,
+		.packages = c->packages,
 	};
 	char off[32];
 	int ret;
@@ -61,11 +80,17 @@ void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid)
 {
 	int ret;
 
+	struct session *s;
+
 	if (!d->audit)
 		return;
 	ret = audit_seed(d->audit, pid, sid);
 	if (ret)
 		log_errno(ret, "audit: tracking attached pid %d", (int)pid);
+	/* Each attach refreshes it: a reload may have changed the policy. */
+	s = d->sessions ? sessions_find(d->sessions->reg, sid) : NULL;
+	if (s)
+		pkg_policy(d, s);
 }
 
 void daemon_audit_fini(struct daemon *d)

@@ -26,6 +26,7 @@ static void test_defaults(void **state)
 	assert_non_null(c);
 	assert_true(c->audit.enabled);
 	assert_true(c->audit.files);
+	assert_true(c->audit.packages);
 	assert_int_equal(c->audit.n_file_marks, 1);
 	assert_string_equal(c->audit.file_marks[0], "/");
 	assert_true(c->audit.n_sensitive_paths >= 8);
@@ -36,7 +37,7 @@ static void test_defaults(void **state)
 static void test_values(void **state)
 {
 	struct config_errors e = CONFIG_ERRORS_INIT;
-	struct sg_config *c = load("audit:\n  enabled: false\n  files: false\n"
+	struct sg_config *c = load("audit:\n  enabled: false\n  files: false\n  packages: false\n"
 				   "  exec_source: proc_connector\n"
 				   "  file_marks: [/, /srv]\n"
 				   "  sensitive_paths: [\"~/.ssh\", /opt/keys]\n", 0, &e);
@@ -44,6 +45,7 @@ static void test_values(void **state)
 	(void)state;
 	assert_false(c->audit.enabled);
 	assert_false(c->audit.files);
+	assert_false(c->audit.packages);
 	assert_int_equal(c->audit.n_file_marks, 2);
 	assert_string_equal(c->audit.file_marks[1], "/srv");
 	assert_int_equal(c->audit.n_sensitive_paths, 2);
