@@ -139,6 +139,21 @@ int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 		  const struct exec_info *x);
 int procemit_exit(const struct cn_event *ev, const struct ptab_ent *pe);
 int procemit_uid(const struct cn_event *ev, const struct ptab_ent *pe);
+/*
+ * The emitter queue (audit/procq.c): the connector thread queues what it read, one
+ * normal-priority thread builds and emits the events in order. procq_exec takes x's
+ * cmdline buffer. 0 or -ENOMEM (the record is dropped; a full queue is counted and
+ * reported as sensor.loss "audit_emit_queue"). procq_kick wakes the emitter (once per
+ * batch); procq_stop emits what is queued, then joins.
+ */
+struct procq;
+int procq_start(struct procq **out);
+void procq_stop(struct procq *q);
+int procq_exec(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe,
+	       struct exec_info *x);
+int procq_exit(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
+int procq_uid(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
+void procq_kick(struct procq *q);
 /* Emits sensor.loss {sensor, lost (NULL-able: -1 = unknown), why}. 0 or -errno. */
 int audit_emit_loss(const char *sensor, int64_t lost, const char *why);
 
