@@ -91,6 +91,18 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid);
 void mntwatch_poll(struct mntwatch *w);
 /* The inode in an "mnt:[INODE]" namespace link; 0 when malformed. */
 uint64_t mntns_of(const char *nslink);
+/* The fanotify mount-event group the fanotify thread polls; -1 when the kernel has none. */
+int mntwatch_fd(const struct mntwatch *w);
+/* Fanotify thread, when mntwatch_fd is readable: reads the namespaces again at once. */
+void mntwatch_on_event(struct mntwatch *w);
+
+/* fanotify mount events (audit/mntfan.c). mntfan_open: a FAN_REPORT_MNT group, or -errno
+ * (-EINVAL before Linux 6.15). mntfan_mark: marks pid's mount namespace, 0 or -errno.
+ * mntfan_read: drains the group; the number of attach/detach events, the pid of the last
+ * and whether it was an attach, and whether the queue overflowed. */
+int mntfan_open(void);
+int mntfan_mark(int fd, pid_t pid);
+size_t mntfan_read(int fd, pid_t *pid, bool *attach, bool *overflow);
 
 /* ---- sensors ----------------------------------------------------------------------- */
 
