@@ -34,9 +34,12 @@ HZ=$(getconf CLK_TCK)
 WANT=$((N_TRUE + 3 * N_PIPE))
 STORM_TRUE="i=0; while [ \$i -lt $N_TRUE ]; do /bin/true; i=\$((i+1)); done"
 STORM_PIPE="i=0; while [ \$i -lt $N_PIPE ]; do sh -c '/bin/true | /bin/true'; i=\$((i+1)); done"
-DPID= KEEP= AUPID= FKPID= AU_BACKLOG=
+DPID= KEEP= AUPID= FKPID= AU_BACKLOG= AU_OURS=
 
+# Undoes au_on: only what this script set up (never a host auditd's rules).
 au_off() {
+	[ -n "$AU_OURS" ] || return 0
+	AU_OURS=
 	auditctl -D >/dev/null 2>&1
 	[ -n "$AUPID" ] && kill -TERM "$AUPID" 2>/dev/null && wait "$AUPID" 2>/dev/null
 	AUPID=
@@ -132,6 +135,9 @@ storm_sandgate() {
 
 # ---- auditd -------------------------------------------------------------------------------
 au_on() {
+	# Another audit daemon registered (the host's auditd): not ours to replace.
+	[ "$(auditctl -s | awk '/^pid/ {print $2}')" = 0 ] || return 1
+	AU_OURS=1
 	mkdir -p "$T/au"
 	cat >"$T/au/auditd.conf" <<EOF
 log_file = $T/au/audit.log
@@ -172,7 +178,7 @@ au_count() {
 }
 storm_auditd() {
 	local t0 t1 c0 c1 k0 k1 l0 l1 kpid seen
-	au_on || { echo "RESULT storm auditd error=setup"; au_off; return; }
+	au_on || { echo "RESULT storm auditd error=setup (an auditd already runs?)"; au_off; return; }
 	kpid=$(pgrep -x kauditd | head -1)
 	c0=$(cpu "$AUPID"); k0=$(cpu "$kpid")
 	l0=$(auditctl -s | awk '/^lost/ {print $2}')
