@@ -26,7 +26,7 @@ PACKAGES=(
   # package tests: real installers against local indexes
   python3-pip python3-venv python3-wheel python3-setuptools dpkg-dev fakeroot
   # audit bench peers (bench/audit/compare.sh starts and stops auditd itself)
-  auditd forkstat
+  auditd forkstat bc
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already
