@@ -95,6 +95,18 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid);
 void mntwatch_poll(struct mntwatch *w);
 /* The inode in an "mnt:[INODE]" namespace link; 0 when malformed. */
 uint64_t mntns_of(const char *nslink);
+/* The fanotify mount-event group the fanotify thread polls; -1 when the kernel has none. */
+int mntwatch_fd(const struct mntwatch *w);
+/* Fanotify thread, when mntwatch_fd is readable: reads the namespaces again at once. */
+void mntwatch_on_event(struct mntwatch *w);
+
+/* fanotify mount events (audit/mntfan.c). mntfan_open: a FAN_REPORT_MNT group, or -errno
+ * (-EINVAL before Linux 6.15). mntfan_mark: marks pid's mount namespace, 0 or -errno.
+ * mntfan_read: drains the group; the number of attach/detach events, the pid of the last
+ * and whether it was an attach, and whether the queue overflowed. */
+int mntfan_open(void);
+int mntfan_mark(int fd, pid_t pid);
+size_t mntfan_read(int fd, pid_t *pid, bool *attach, bool *overflow);
 
 /* ---- sensors ----------------------------------------------------------------------- */
 
@@ -144,6 +156,21 @@ int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 		  const struct exec_info *x);
 int procemit_exit(const struct cn_event *ev, const struct ptab_ent *pe);
 int procemit_uid(const struct cn_event *ev, const struct ptab_ent *pe);
+/*
+ * The emitter queue (audit/procq.c): the connector thread queues what it read, one
+ * normal-priority thread builds and emits the events in order. procq_exec takes x's
+ * cmdline buffer. 0 or -ENOMEM (the record is dropped; a full queue is counted and
+ * reported as sensor.loss "audit_emit_queue"). procq_kick wakes the emitter (once per
+ * batch); procq_stop emits what is queued, then joins.
+ */
+struct procq;
+int procq_start(struct procq **out);
+void procq_stop(struct procq *q);
+int procq_exec(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe,
+	       struct exec_info *x);
+int procq_exit(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
+int procq_uid(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
+void procq_kick(struct procq *q);
 /* Emits sensor.loss {sensor, lost (NULL-able: -1 = unknown), why}. 0 or -errno. */
 int audit_emit_loss(const char *sensor, int64_t lost, const char *why);
 

@@ -3,23 +3,34 @@
  * polling /proc/PID/mountinfo of one process per namespace once a second and diffing.
  * The connector thread notes each namespace a session process execs in; the fanotify
  * thread polls. A namespace's first reading is compared with the daemon's own mounts,
- * so what the session mounted before the first poll is still reported. A mount that
- * comes and goes between two polls is not seen (pid is null: polling cannot tell who).
+ * so what the session mounted before the first poll is still reported. Where the kernel
+ * has fanotify mount events (6.15+, audit/mntfan.c), each noted namespace is also marked
+ * and an attach or detach makes the fanotify thread read the namespaces at once: a mount
+ * that lives a few milliseconds is seen, and a lone event names the mounting pid.
+ * Without them, a mount that comes and goes between two polls is not seen, and pid is
+ * null (polling cannot tell who).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit/audit_int.h"
+#include "common/log.h"
+#include "common/timeutil.h"
 #include "journal/event.h"
 
 #define MNTNS_MAX 64
 #define MOUNTS_MAX 4096
 #define MOUNTINFO_MAX (1 << 20)
+/* A namespace's mountinfo is held open (and the namespace with it) this long after its
+ * noted process is gone: the unmount just before a namespace's last process exits, or a
+ * mount by a short-lived process, is still read. */
+#define NS_GRACE_NS 2000000000ull
 
 struct mntns {
 	uint64_t ns;                 /* 0: free */
@@ -27,6 +38,15 @@ struct mntns {
 	char sid[SESSION_ID_MAX + 1];
 	struct mount_entry *v;       /* the last reading (fanotify thread only) */
 	size_t n;
+	bool has_fd;                 /* fd: the namespace's mountinfo, opened through pid */
+	int fd;
+	uint64_t gone_ns;            /* when pid was found gone (monotonic); 0: alive */
+};
+
+/* A lone fanotify mount event: who, and which kind. */
+struct mnt_hint {
+	pid_t pid;
+	bool attach;
 };
 
 struct mntwatch {
@@ -36,11 +56,18 @@ struct mntwatch {
 	struct mntns ns[MNTNS_MAX];  /* fanotify thread only */
 	struct mount_entry *self_v;  /* the daemon's own mounts: first-reading baseline */
 	size_t self_n;
+	int fan;                     /* fanotify mount-event group; -1: polling only */
+	struct {
+		uint64_t ns;
+		pid_t pid;           /* the process the mark was made through */
+	} marked[MNTNS_MAX];         /* namespaces marked recently (under mu), a ring */
+	size_t marked_next;
 };
 
-static int read_mounts(const char *path, struct mount_entry **out, size_t *n)
+/* Reads an open mountinfo from its start (it stays readable, and its namespace alive,
+ * after the process it was opened through has exited). */
+static int read_mounts_fd(int fd, struct mount_entry **out, size_t *n)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char *buf = malloc(MOUNTINFO_MAX);
 	size_t len = 0, start = 0;
 	ssize_t got = 1;
@@ -48,11 +75,13 @@ static int read_mounts(const char *path, struct mount_entry **out, size_t *n)
 
 	*out = calloc(MOUNTS_MAX, sizeof(**out));
 	*n = 0;
-	if (fd < 0 || !buf || !*out) {
-		ret = fd < 0 ? -ESRCH : -ENOMEM;
+	if (!buf || !*out) {
+		ret = -ENOMEM;
 		goto out;
 	}
-	while (len < MOUNTINFO_MAX && (got = read(fd, buf + len, MOUNTINFO_MAX - len)) > 0)
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		got = -1;
+	while (got > 0 && len < MOUNTINFO_MAX && (got = read(fd, buf + len, MOUNTINFO_MAX - len)) > 0)
 		len += (size_t)got;
 	if (got < 0)
 		ret = -ESRCH;
@@ -64,14 +93,33 @@ static int read_mounts(const char *path, struct mount_entry **out, size_t *n)
 		start = i + 1;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	if (ret) {
 		free(*out);
 		*out = NULL;
 	}
 	return ret;
+}
+
+static int read_mounts(const char *path, struct mount_entry **out, size_t *n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0) {
+		*out = NULL;
+		*n = 0;
+		return -ESRCH;
+	}
+	ret = read_mounts_fd(fd, out, n);
+	close(fd);
+	return ret;
+}
+
+static void ns_close(struct mntns *e)
+{
+	if (e->has_fd)
+		close(e->fd);
+	e->has_fd = false;
 }
 
 uint64_t mntns_of(const char *nslink)
@@ -90,6 +138,9 @@ int mntwatch_new(struct mntwatch **out)
 	if (!w)
 		return -ENOMEM;
 	pthread_mutex_init(&w->mu, NULL);
+	w->fan = mntfan_open();
+	if (w->fan < 0)
+		w->fan = -1;
 	w->self_ns = stat("/proc/self/ns/mnt", &st) == 0 ? (uint64_t)st.st_ino : 0;
 	ret = read_mounts("/proc/self/mountinfo", &w->self_v, &w->self_n);
 	if (ret) {
@@ -104,11 +155,48 @@ void mntwatch_free(struct mntwatch *w)
 {
 	if (!w)
 		return;
-	for (size_t i = 0; i < MNTNS_MAX; i++)
+	for (size_t i = 0; i < MNTNS_MAX; i++) {
 		free(w->ns[i].v);
+		ns_close(&w->ns[i]);
+		ns_close(&w->pending[i]);
+	}
 	free(w->self_v);
+	if (w->fan >= 0)
+		close(w->fan);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
+}
+
+int mntwatch_fd(const struct mntwatch *w)
+{
+	return w ? w->fan : -1;
+}
+
+/*
+ * Under mu: marks ns (pid lives in it) for mount events. A namespace's mark goes with
+ * it, and the kernel reuses namespace inode numbers: a namespace counts as marked only
+ * while the process the mark was made through lives (marking again only renews it).
+ * True when it marked.
+ */
+static bool mark_ns(struct mntwatch *w, uint64_t ns, pid_t pid)
+{
+	size_t i;
+
+	if (w->fan < 0)
+		return false;
+	for (i = 0; i < MNTNS_MAX && w->marked[i].ns != ns; i++)
+		;
+	if (i < MNTNS_MAX && (kill(w->marked[i].pid, 0) == 0 || errno != ESRCH))
+		return false;
+	if (mntfan_mark(w->fan, pid) != 0)
+		return false;   /* gone already, or not permitted: the poll still reads it */
+	if (i == MNTNS_MAX) {
+		i = w->marked_next;
+		w->marked_next = (w->marked_next + 1) % MNTNS_MAX;
+	}
+	w->marked[i].ns = ns;
+	w->marked[i].pid = pid;
+	return true;
 }
 
 void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
@@ -128,6 +216,15 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 		w->pending[i].pid = pid;
 		snprintf(w->pending[i].sid, sizeof(w->pending[i].sid), "%s", sid);
 	}
+	/* A namespace marked now: its mountinfo is opened while pid surely lives (pid may be
+	 * a mount(8) that is gone by the time its event is read). */
+	if (mark_ns(w, ns, pid) && i < MNTNS_MAX && !w->pending[i].has_fd) {
+		char path[48];
+
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+		w->pending[i].fd = open(path, O_RDONLY | O_CLOEXEC);
+		w->pending[i].has_fd = w->pending[i].fd >= 0;
+	}
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -145,7 +242,8 @@ static bool contains(const struct mount_entry *v, size_t n, const struct mount_e
 	return false;
 }
 
-static void emit_mount(const char *type, const struct mntns *e, const struct mount_entry *m)
+static void emit_mount(const char *type, const struct mntns *e, const struct mount_entry *m,
+		       pid_t pid)
 {
 	struct event *ev = event_new(type, e->sid, EVENT_SRC_KERNEL);
 
@@ -154,21 +252,45 @@ static void emit_mount(const char *type, const struct mntns *e, const struct mou
 	event_str(ev, "target", m->target);
 	event_str(ev, "source", m->source);
 	event_str(ev, "fstype", m->fstype);
-	event_null(ev, "pid");   /* polling sees the mount, not who made it */
+	if (pid > 0)
+		event_int(ev, "pid", pid);
+	else
+		event_null(ev, "pid");   /* polling sees the mount, not who made it */
 	event_uint(ev, "mnt_ns", e->ns);
 	(void)event_emit(ev);
 }
 
-/* Emits what changed from (old, on) to (nv, nn) for namespace e. */
-static void diff(const struct mntns *e, const struct mount_entry *old, size_t on,
-		 const struct mount_entry *nv, size_t nn)
+/* The mounts of (a, an) that (b, bn) does not have. */
+static size_t missing(const struct mount_entry *a, size_t an, const struct mount_entry *b,
+		      size_t bn)
 {
+	size_t c = 0;
+
+	for (size_t i = 0; i < an; i++)
+		c += !contains(b, bn, &a[i]);
+	return c;
+}
+
+/*
+ * Emits what changed from (old, on) to (nv, nn) for namespace e. h names the process
+ * of a lone fanotify event: it is given to the one mount (attach) or unmount (detach)
+ * of the reading, when there is exactly one of that kind.
+ */
+static void diff(const struct mntns *e, const struct mount_entry *old, size_t on,
+		 const struct mount_entry *nv, size_t nn, const struct mnt_hint *h)
+{
+	pid_t pm = 0, pu = 0;
+
+	if (h && h->pid > 0 && h->attach && missing(nv, nn, old, on) == 1)
+		pm = h->pid;
+	if (h && h->pid > 0 && !h->attach && missing(old, on, nv, nn) == 1)
+		pu = h->pid;
 	for (size_t i = 0; i < nn; i++)
 		if (!contains(old, on, &nv[i]))
-			emit_mount("file.mount", e, &nv[i]);
+			emit_mount("file.mount", e, &nv[i], pm);
 	for (size_t i = 0; i < on; i++)
 		if (!contains(nv, nn, &old[i]))
-			emit_mount("file.unmount", e, &old[i]);
+			emit_mount("file.unmount", e, &old[i], pu);
 }
 
 /* Moves the namespaces noted since the last poll into ns[]. */
@@ -187,15 +309,25 @@ static void take_pending(struct mntwatch *w)
 		for (k = 0; k < MNTNS_MAX && w->ns[k].ns != got[i].ns; k++)
 			;
 		for (size_t j = 0; k == MNTNS_MAX && j < MNTNS_MAX; j++)
-			if (w->ns[j].ns == 0 || w->ns[j].pid == 0)
+			if (w->ns[j].ns == 0 || (w->ns[j].pid == 0 && !w->ns[j].has_fd))
 				k = j;
-		if (k == MNTNS_MAX)
+		if (k == MNTNS_MAX) {
+			ns_close(&got[i]);
 			continue;   /* full of live namespaces: this one is not watched */
+		}
 		if (w->ns[k].ns != got[i].ns) {
 			free(w->ns[k].v);
+			ns_close(&w->ns[k]);
 			w->ns[k] = (struct mntns){ .ns = got[i].ns };
 		}
 		w->ns[k].pid = got[i].pid;
+		w->ns[k].gone_ns = 0;
+		if (got[i].has_fd) {
+			/* Opened when the namespace was (re)marked: newer than what is held. */
+			ns_close(&w->ns[k]);
+			w->ns[k].fd = got[i].fd;
+			w->ns[k].has_fd = true;
+		}
 		memcpy(w->ns[k].sid, got[i].sid, sizeof(got[i].sid));
 	}
 }
@@ -212,33 +344,76 @@ static void refresh_self(struct mntwatch *w)
 	w->self_n = n;
 }
 
-void mntwatch_poll(struct mntwatch *w)
+/* Reads every watched namespace and reports what changed; h: see diff(), or NULL. */
+/* Closes e's mountinfo once its noted process has been gone NS_GRACE_NS. */
+static void ns_let_go(struct mntns *e)
+{
+	uint64_t now;
+
+	if (e->pid > 0 && (kill(e->pid, 0) == 0 || errno != ESRCH))
+		return;
+	now = time_mono_ns();
+	if (!e->gone_ns)
+		e->gone_ns = now;
+	if (now - e->gone_ns < NS_GRACE_NS)
+		return;
+	ns_close(e);
+	e->pid = 0;
+}
+
+static void poll_all(struct mntwatch *w, const struct mnt_hint *h)
 {
 	struct mount_entry *nv;
 	char path[48];
 	size_t nn;
 
-	if (!w)
-		return;
 	take_pending(w);
 	for (size_t i = 0; i < MNTNS_MAX; i++) {
 		struct mntns *e = &w->ns[i];
 
-		if (e->ns == 0 || e->pid == 0)
+		if (e->ns == 0 || (e->pid == 0 && !e->has_fd))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)e->pid);
-		if (read_mounts(path, &nv, &nn) != 0) {
+		if (!e->has_fd) {
+			snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)e->pid);
+			e->fd = open(path, O_RDONLY | O_CLOEXEC);
+			e->has_fd = e->fd >= 0;
+		}
+		if (!e->has_fd || read_mounts_fd(e->fd, &nv, &nn) != 0) {
+			ns_close(e);
 			e->pid = 0;   /* keep the reading: another of its processes may come */
 			continue;
 		}
 		if (!e->v)
 			refresh_self(w);   /* host mounts made since start are not the session's */
 		if (e->v)
-			diff(e, e->v, e->n, nv, nn);
+			diff(e, e->v, e->n, nv, nn, h);
 		else
-			diff(e, w->self_v, w->self_n, nv, nn);
+			diff(e, w->self_v, w->self_n, nv, nn, h);
 		free(e->v);
 		e->v = nv;
 		e->n = nn;
+		ns_let_go(e);
 	}
+}
+
+void mntwatch_poll(struct mntwatch *w)
+{
+	if (w && w->fan >= 0)
+		mntwatch_on_event(w);   /* pending mount events first: their hint goes with */
+	else if (w)
+		poll_all(w, NULL);
+}
+
+void mntwatch_on_event(struct mntwatch *w)
+{
+	struct mnt_hint h;
+	bool overflow;
+	size_t n;
+
+	if (!w || w->fan < 0)
+		return;
+	n = mntfan_read(w->fan, &h.pid, &h.attach, &overflow);
+	if (overflow && audit_emit_loss("fanotify_mount", -1, "mount event queue overflow") != 0)
+		log_warnx("audit: could not record a mount event overflow");
+	poll_all(w, n == 1 ? &h : NULL);
 }

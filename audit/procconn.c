@@ -3,6 +3,8 @@
  * Events are taken from the socket in batches so an exec can be checked against a later
  * exec of the same pid already queued: its /proc state would be the later program's,
  * so it is reported with argv_complete false rather than with borrowed arguments.
+ * The events are built and emitted by the emitter thread (audit/procq.c): this one only
+ * reads the socket and /proc and keeps the pid table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@ struct procconn {
 	int sock, stopfd, tfd, ep;
 	pthread_t th;
 	struct cn_seq *seq;
+	struct procq *q;
 	uint64_t gap_lost, enobufs, table_full;
 	uint64_t tried_ns;           /* when the last recv() was started */
 	size_t bad;
@@ -145,12 +148,11 @@ static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 		pe.ppid = x->st.ppid;
 	(void)ptab_put(p->a->tab, &pe);   /* replaces: the pid is there */
 	mntwatch_note(p->a->mw, x->mntns, ev->pid, pe.sid);
-	ret = procemit_exec(ev, &pe, x);
 	if (p->a->pk)
 		pkgtrack_exec(p->a->pk, ev->pid, pe.ppid, pe.sid, ev->ts_ns, x->cmdline,
 			      x->cmdlen, x->has_cwd ? x->cwd : NULL,
 			      x->has_ids || pe.ids_known, x->has_ids ? x->uid : pe.uid);
-	exec_info_clear(x);
+	ret = procq_exec(p->q, ev, &pe, x);   /* takes x's cmdline: the tracker read it first */
 	if (ret)
 		log_errno(ret, "audit: process.exec of pid %d", (int)ev->pid);
 }
@@ -207,12 +209,12 @@ static void on_event(struct procconn *p, size_t i)
 	case CN_UID:
 		if (ev->pid == ev->tgid && ptab_get(p->a->tab, ev->pid, false, &pe)) {
 			ptab_set_uids(p->a->tab, ev->pid, ev->ruid, ev->euid);
-			ret = procemit_uid(ev, &pe);
+			ret = procq_uid(p->q, ev, &pe);
 		}
 		break;
 	case CN_EXIT:
 		if (ev->pid == ev->tgid && ptab_get(p->a->tab, ev->pid, false, &pe)) {
-			ret = procemit_exit(ev, &pe);
+			ret = procq_exit(p->q, ev, &pe);
 			ptab_exit(p->a->tab, ev->pid, ev->ts_ns);
 			if (p->a->pk)
 				pkgtrack_exit(p->a->pk, ev->pid);
@@ -293,6 +295,7 @@ static void pc_drain(struct procconn *p)
 		prefetch(p);
 		for (size_t i = 0; i < p->n; i++)
 			on_event(p, i);
+		procq_kick(p->q);
 	} while (more > 0);
 	/* The socket was empty at tried_ns and all before it is handled. */
 	audit_sync_publish(p->a, p->tried_ns);
@@ -422,6 +425,7 @@ static void pc_close(struct procconn *p)
 	if (p->ep >= 0)
 		close(p->ep);
 	cn_seq_free(p->seq);
+	procq_stop(p->q);   /* emits what the thread queued */
 	free(p);
 }
 
@@ -440,6 +444,8 @@ int procconn_start(struct procconn **out, struct audit *a)
 		goto fail;
 	}
 	ret = pc_fds(p);
+	if (ret == 0)
+		ret = procq_start(&p->q);
 	if (ret == 0)
 		ret = -pthread_create(&p->th, NULL, pc_main, p);
 	if (ret)

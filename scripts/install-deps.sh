@@ -27,6 +27,8 @@ PACKAGES=(
   python3-pip python3-venv python3-wheel python3-setuptools dpkg-dev fakeroot
   # detection tests: real kernel-module and tracing tools for the built-in rules
   kmod strace gzip wget
+  # audit bench peers (bench/audit/compare.sh starts and stops auditd itself)
+  auditd forkstat bc
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already
@@ -47,4 +49,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all ${#PACKAGES[@]} packages present"
+fi
+
+# auditd's package starts the service. Installed by this run (a bench peer only:
+# bench/audit/compare.sh runs its own instance and removes its rule), it is stopped and
+# disabled again; an auditd the host had before is left alone.
+if [[ " ${missing[*]:-} " == *" auditd "* ]] && command -v systemctl >/dev/null; then
+  systemctl disable --now auditd >/dev/null 2>&1 || true
 fi

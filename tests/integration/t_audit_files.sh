@@ -62,17 +62,38 @@ n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and
 check "the journal's own writes are not logged" test "$n" -eq 0
 
 # ---- a mount in the session's own mount namespace -------------------------------------
-# Mounts are polled once a second: each state is held longer than that.
-mkdir -p "$W/mnt"
+# Mounts are polled once a second: each state is held longer than that. From Linux 6.15
+# fanotify mount events also trigger a reading at once, and name the mounting process.
+KV=$(uname -r | awk -F. '{print $1 * 1000 + $2}')
+mkdir -p "$W/mnt" "$W/mnt2"
 sgrun --session s1 -- unshare -m --propagation private sh -c \
 	"sleep 0.3; mount -t tmpfs sgtmpfs '$W/mnt'; sleep 2.5; umount '$W/mnt'; sleep 2.5"
-mev() { ev "$1" s1 | jq -c --arg t "$W/mnt" 'select(.target == $t)'; }
+mev() { ev "$1" s1 | jq -c --arg t "$2" 'select(.target == $t)'; }
+# pid_of CMD ARG: the pid of the session's exec of CMD with ARG among its arguments.
+pid_of() { ev process.exec s1 | jq -r --arg c "$1" --arg a "$2" 'select(.cmd == $c and any(.args[]?; . == $a)) | .pid' | head -1; }
 check "file.mount seen" wait_for "file.mount" 5 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F file.mount)\" ]"
-e=$(mev file.mount)
-jcheck "file.mount: target, source, fstype" "$e" '.fstype == "tmpfs" and .source == "sgtmpfs" and .pid == null'
+e=$(mev file.mount "$W/mnt")
+jcheck "file.mount: target, source, fstype" "$e" '.fstype == "tmpfs" and .source == "sgtmpfs"'
 check "file.unmount seen" wait_for "file.unmount" 5 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F file.unmount)\" ]"
-e=$(mev file.unmount)
+e=$(mev file.unmount "$W/mnt")
 jcheck "file.unmount: the same mount" "$e" '.fstype == "tmpfs" and .source == "sgtmpfs"'
+if [ "$KV" -ge 6015 ]; then
+	e=$(mev file.mount "$W/mnt")
+	jcheck "file.mount names the mount process (fanotify)" "$e" ".pid == $(pid_of mount sgtmpfs)"
+	e=$(mev file.unmount "$W/mnt")
+	jcheck "file.unmount names the umount process (fanotify)" "$e" ".pid == $(pid_of umount "$W/mnt")"
+	# A mount that lives 0.3 s: between two polls, seen only through the mount events.
+	sgrun --session s1 -- unshare -m --propagation private sh -c \
+		"sleep 0.3; mount -t tmpfs sgshort '$W/mnt2'; sleep 0.3; umount '$W/mnt2'"
+	check "a 0.3 s mount is seen" wait_for "short file.unmount" 5 sh -c \
+		"[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F file.unmount | grep -F sgshort)\" ]"
+	e=$(mev file.mount "$W/mnt2")
+	jcheck "0.3 s mount: source, fstype, the mount process" "$e" \
+		".fstype == \"tmpfs\" and .source == \"sgshort\" and .pid == $(pid_of mount sgshort)"
+else
+	e=$(mev file.mount "$W/mnt")
+	jcheck "file.mount by polling: pid null" "$e" '.pid == null'
+fi
 
 kill "$KEEP" 2>/dev/null
 stop_daemon

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# sandgate's audit sensors against what a user would pick instead, on the same machine in
+# one run, interleaved rounds (medians computed by the caller from the printed lines):
+#
+#   SANDGATE_BIN=build/rel [SANDGATE_BASE_BIN=/other/build] bench/audit/compare.sh [ROUNDS]
+#
+# Each round, in this order:
+#   storm/none        20002 execs (N_TRUE /bin/true + N_PIPE x sh -c '/bin/true | /bin/true')
+#                     with no sensor: the storm's wall time
+#   storm/sandgate    the same inside a session of a fresh daemon (and storm/base with
+#                     SANDGATE_BASE_BIN, an older build, for a before/after)
+#   storm/auditd      auditd (log in a temp dir) with an execve rule (-b 8192), stopped and
+#                     its rules deleted afterwards
+#   storm/forkstat    forkstat -e exec -r (real-time, like sandgate's connector thread)
+#   make/none, make/sandgate      make -j2 of a generated 120-file C project
+#   untar/none, untar/sandgate    tar -x of a 50k-file tree
+#   fwrite/sandgate               NPROC writers creating/writing/deleting files: the rate
+#                                 at which the sensor journals file events, and overflows
+# Every line: "RESULT <what> <sensor> key=value ...". Runs as root; the machine may be
+# shared, so run several rounds and take medians.
+set -u
+BIN=$(realpath "${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}")
+BASE=${SANDGATE_BASE_BIN:+$(realpath "$SANDGATE_BASE_BIN")}
+ROUNDS=${1:-3}
+N_TRUE=${N_TRUE:-10000}
+N_PIPE=${N_PIPE:-3334}
+FW_PROC=${FW_PROC:-2}
+FW_FILES=${FW_FILES:-25000}
+T=$(mktemp -d /tmp/sgcmp.XXXXXX)
+PARENT=sgcmp-$$
+CG2=/sys/fs/cgroup/unified
+[ -d "$CG2" ] || CG2=/sys/fs/cgroup
+HZ=$(getconf CLK_TCK)
+WANT=$((N_TRUE + 3 * N_PIPE))
+STORM_TRUE="i=0; while [ \$i -lt $N_TRUE ]; do /bin/true; i=\$((i+1)); done"
+STORM_PIPE="i=0; while [ \$i -lt $N_PIPE ]; do sh -c '/bin/true | /bin/true'; i=\$((i+1)); done"
+DPID= KEEP= AUPID= FKPID= AU_BACKLOG= AU_OURS=
+
+# Undoes au_on: only what this script set up (never a host auditd's rules).
+au_off() {
+	[ -n "$AU_OURS" ] || return 0
+	AU_OURS=
+	auditctl -D >/dev/null 2>&1
+	[ -n "$AUPID" ] && kill -TERM "$AUPID" 2>/dev/null && wait "$AUPID" 2>/dev/null
+	AUPID=
+	auditctl -e 0 >/dev/null 2>&1
+	[ -n "$AU_BACKLOG" ] && auditctl -b "$AU_BACKLOG" >/dev/null 2>&1
+}
+sg_stop() {
+	[ -d "$CG2/$PARENT/b1" ] && echo 1 >"$CG2/$PARENT/b1/cgroup.kill" && sleep 0.2
+	[ -n "$KEEP" ] && kill "$KEEP" 2>/dev/null
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	KEEP= DPID=
+	for h in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
+		[ -d "$h/$PARENT" ] || continue
+		for d in "$h/$PARENT"/*/; do [ -d "$d" ] && rmdir "$d"; done
+		rmdir "$h/$PARENT"
+	done 2>/dev/null
+}
+cleanup() {
+	sg_stop
+	au_off
+	[ -n "$FKPID" ] && kill -INT "$FKPID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+now() { date +%s.%N; }
+el() { echo "$2 - $1" | bc; }
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# settle FILE-GLOB: waits until the files stop growing for a second.
+settle() {
+	local a b=-1
+	while :; do
+		sleep 1
+		a=$(cat $1 2>/dev/null | wc -c)
+		[ "$a" -eq "$b" ] && return
+		b=$a
+	done
+}
+# settle_count CMD...: waits until CMD's output (a count) stops changing for a second. For
+# the peers' logs, which host processes keep growing (and our own polling with them).
+settle_count() {
+	local a b=-1
+	while :; do
+		sleep 1
+		a=$("$@")
+		[ "$a" = "$b" ] && return
+		b=$a
+	done
+}
+
+# ---- sandgate ----------------------------------------------------------------------------
+# sg_start BIN: a fresh daemon and session b1 (a keep-alive sleep inside).
+sg_start() {
+	local bin=$1
+	rm -rf "$T/state"
+	printf 'cgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n' "$PARENT" >"$T/c.yaml"
+	"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
+		>"$T/daemon.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.05; done
+	"$bin/sandgate" session create --id b1 --workdir "$T/w" --control "$T/sock" >/dev/null &&
+		"$bin/sandgate" session start b1 --control "$T/sock" >/dev/null
+	"$bin/sandgate" run --control "$T/sock" --session b1 -- sleep 3600 &
+	KEEP=$!
+	sleep 0.3
+}
+sgrun() { "$SGB/sandgate" run --control "$T/sock" --session b1 -- "$@"; }
+lines() { cat "$T"/state/journal/*.jsonl; }
+
+storm_sandgate() {
+	local name=$1 t0 t1 c0 c1 seen complete lost
+	SGB=$2
+	sg_start "$SGB"
+	c0=$(cpu "$DPID")
+	t0=$(now)
+	sgrun sh -c "$STORM_TRUE" storm-true
+	sgrun sh -c "$STORM_PIPE" storm-pipe
+	t1=$(now)
+	settle "$T/state/journal/*.jsonl"
+	c1=$(cpu "$DPID")
+	lines | jq -c 'select(.event == "process.exec" and .session_id == "b1")' |
+		jq -c 'select(((.args // []) | index(["storm-true"]) or index(["storm-pipe"])) | not) |
+		       select(.cmd != "sleep" or .args != ["3600"])' >"$T/execs"
+	seen=$(grep -c . "$T/execs")
+	complete=$(jq -c 'select(.argv_complete)' "$T/execs" | wc -l)
+	lost=$(lines | jq -s '[.[] | select(.event == "sensor.loss" and .sensor != "fanotify") | .lost] | add // 0')
+	echo "RESULT storm $name wall_s=$(el "$t0" "$t1") seen=$seen complete=$complete want=$WANT" \
+		"pct=$(echo "scale=3; 100 * $complete / $WANT" | bc) loss=$lost" \
+		"cpu_ms_per_1k=$(echo "scale=1; ($c1 - $c0) * 1000 / $HZ * 1000 / $WANT" | bc)"
+	sg_stop
+}
+
+# ---- auditd -------------------------------------------------------------------------------
+au_on() {
+	# Another audit daemon registered (the host's auditd): not ours to replace.
+	[ "$(auditctl -s | awk '/^pid/ {print $2}')" = 0 ] || return 1
+	AU_OURS=1
+	mkdir -p "$T/au"
+	cat >"$T/au/auditd.conf" <<EOF
+log_file = $T/au/audit.log
+log_format = RAW
+log_group = root
+flush = INCREMENTAL_ASYNC
+freq = 50
+num_logs = 1
+max_log_file = 10000
+max_log_file_action = IGNORE
+space_left = 10
+space_left_action = IGNORE
+admin_space_left = 5
+admin_space_left_action = IGNORE
+disk_full_action = IGNORE
+disk_error_action = IGNORE
+priority_boost = 4
+write_logs = yes
+EOF
+	chmod 0640 "$T/au/auditd.conf"
+	AU_BACKLOG=$(auditctl -s | awk '/^backlog_limit/ {print $2}')
+	auditd -n -c "$T/au" >"$T/au/out" 2>&1 &
+	AUPID=$!
+	for _ in $(seq 100); do
+		[ "$(auditctl -s | awk '/^pid/ {print $2}')" = "$AUPID" ] && break
+		sleep 0.05
+	done
+	auditctl -b 8192 >/dev/null &&
+		auditctl -a always,exit -F arch=b64 -S execve -k sgbench >/dev/null &&
+		auditctl -a always,exit -F arch=b32 -S execve -k sgbench >/dev/null
+}
+# The storm's EXECVE records; the pipeline's shell has a hex a2 (it holds spaces).
+au_count() {
+	local a b
+	a=$(grep '^type=EXECVE' "$T/au/audit.log" | grep -c ' a0="/bin/true"$')
+	b=$(grep '^type=EXECVE' "$T/au/audit.log" | grep -c ' a2=2F62696E2F74727565207C202F62696E2F74727565$')
+	echo $((a + b))
+}
+storm_auditd() {
+	local t0 t1 c0 c1 k0 k1 l0 l1 kpid seen
+	au_on || { echo "RESULT storm auditd error=setup (an auditd already runs?)"; au_off; return; }
+	kpid=$(pgrep -x kauditd | head -1)
+	c0=$(cpu "$AUPID"); k0=$(cpu "$kpid")
+	l0=$(auditctl -s | awk '/^lost/ {print $2}')
+	t0=$(now)
+	sh -c "$STORM_TRUE"
+	sh -c "$STORM_PIPE"
+	t1=$(now)
+	settle_count au_count
+	c1=$(cpu "$AUPID"); k1=$(cpu "$kpid")
+	l1=$(auditctl -s | awk '/^lost/ {print $2}')
+	au_off
+	seen=$(au_count)
+	echo "RESULT storm auditd wall_s=$(el "$t0" "$t1") seen=$seen complete=$seen want=$WANT" \
+		"pct=$(echo "scale=3; 100 * $seen / $WANT" | bc) loss=$((l1 - l0))" \
+		"cpu_ms_per_1k=$(echo "scale=1; ($c1 - $c0 + $k1 - $k0) * 1000 / $HZ * 1000 / $WANT" | bc)"
+	rm -f "$T/au/audit.log"
+}
+
+# ---- forkstat -----------------------------------------------------------------------------
+# The storm's exec lines with their command line (polling must not match itself).
+fk_count() {
+	sed -E 's/^[0-9:]+ exec +[0-9]+ +//; s/ +$//' "$T/fk.out" >"$T/fk.cmd"
+	grep -c -x -e '/bin/true' -e 'sh -c /bin/true | /bin/true' "$T/fk.cmd"
+}
+storm_forkstat() {
+	local t0 t1 c0 c1 complete bare
+	forkstat -e exec -r -l >"$T/fk.out" 2>&1 &
+	FKPID=$!
+	sleep 0.5
+	c0=$(cpu "$FKPID")
+	t0=$(now)
+	sh -c "$STORM_TRUE"
+	sh -c "$STORM_PIPE"
+	t1=$(now)
+	settle_count fk_count
+	c1=$(cpu "$FKPID")
+	kill -INT "$FKPID"
+	wait "$FKPID" 2>/dev/null
+	FKPID=
+	complete=$(fk_count)
+	bare=$(grep -c -x -e 'true' -e 'sh' "$T/fk.cmd")
+	echo "RESULT storm forkstat wall_s=$(el "$t0" "$t1") seen=$((complete + bare)) complete=$complete" \
+		"want=$WANT pct=$(echo "scale=3; 100 * $complete / $WANT" | bc) loss=?" \
+		"cpu_ms_per_1k=$(echo "scale=1; ($c1 - $c0) * 1000 / $HZ * 1000 / $WANT" | bc)"
+}
+
+storm_none() {
+	local t0 t1
+	t0=$(now)
+	sh -c "$STORM_TRUE"
+	sh -c "$STORM_PIPE"
+	t1=$(now)
+	echo "RESULT storm none wall_s=$(el "$t0" "$t1")"
+}
+
+# ---- workloads: make -j2, untar -------------------------------------------------------------
+gen_project() {
+	local p=$T/proj i
+	mkdir -p "$p"
+	for i in $(seq 120); do
+		cat >"$p/m$i.c" <<EOF
+#include <stdio.h>
+#include <string.h>
+static int tab$i[64];
+int f$i(int x) { for (int k = 0; k < 64; k++) tab$i[k] = x * k + $i; return tab$i[x & 63]; }
+const char *s$i(void) { static char b[32]; snprintf(b, sizeof(b), "m%d", f$i(3)); return strlen(b) ? b : ""; }
+EOF
+	done
+	{
+		echo 'int main(void) { return 0; }'
+	} >"$p/main.c"
+	{
+		printf 'OBJS := main.o %s\n' "$(for i in $(seq 120); do printf 'm%d.o ' "$i"; done)"
+		printf 'prog: $(OBJS)\n\tcc -o $@ $(OBJS)\n%%.o: %%.c\n\tcc -O1 -c -o $@ $<\n'
+		printf 'clean:\n\trm -f *.o prog\n'
+	} >"$p/Makefile"
+}
+gen_tree() {
+	python3 - "$T/tree.tar" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    for d in range(500):
+        for f in range(100):
+            data = b"x" * (f % 7 + 1)
+            ti = tarfile.TarInfo(f"tree/d{d}/f{f}.txt")
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+EOF
+}
+# work WHAT SENSOR: one timed run; under sandgate inside the session.
+work() {
+	local what=$1 sensor=$2 run=() t0 t1
+	[ "$sensor" = sandgate ] && run=("$BIN/sandgate" run --control "$T/sock" --session b1 --)
+	sync   # the previous step's dirty pages are not this one's cost
+	case $what in
+	make)
+		make -s -C "$T/proj" clean
+		t0=$(now)
+		"${run[@]}" make -s -j2 -C "$T/proj" prog >/dev/null
+		t1=$(now) ;;
+	untar)
+		rm -rf "$T/un"; mkdir -p "$T/un"
+		t0=$(now)
+		"${run[@]}" tar -xf "$T/tree.tar" -C "$T/un"
+		t1=$(now) ;;
+	esac
+	echo "RESULT $what $sensor wall_s=$(el "$t0" "$t1")"
+}
+fwrite_sandgate() {
+	local out n t0 t1 got last=-1 stable=0 ovf
+	mkdir -p "$T/w/fw"
+	sync
+	t0=$(now)
+	out=$(sgrun "$BIN/bench/bench_fwrite" "$T/w/fw" "$FW_PROC" "$FW_FILES")
+	# The time until the last file event is journaled (polled every 0.1 s).
+	while :; do
+		got=$(lines | grep -c '"event":"file\.' || true)
+		[ "$got" -ge $((3 * FW_PROC * FW_FILES)) ] && break
+		if [ "$got" -eq "$last" ]; then
+			stable=$((stable + 1)); [ "$stable" -ge 20 ] && break
+		else stable=0; fi
+		last=$got
+		sleep 0.1
+	done
+	t1=$(now)
+	ovf=$(lines | jq -s '[.[] | select(.event == "sensor.loss" and .sensor == "fanotify")] | length')
+	echo "RESULT fwrite sandgate writer='$out' events=$got want=$((3 * FW_PROC * FW_FILES))" \
+		"journaled_s=$(el "$t0" "$t1") rate=$(echo "$got / ($t1 - $t0)" | bc) overflows=$ovf"
+}
+
+mkdir -p "$T/w"
+gen_project
+gen_tree
+for r in $(seq "$ROUNDS"); do
+	echo "# round $r $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
+	storm_none
+	storm_sandgate sandgate "$BIN"
+	[ -n "$BASE" ] && storm_sandgate base "$BASE"
+	storm_auditd
+	storm_forkstat
+	# none and sandgate alternate which goes first
+	[ $((r % 2)) -eq 1 ] && work make none && work untar none
+	sg_start "$BIN"
+	work make sandgate
+	work untar sandgate
+	sg_stop
+	[ $((r % 2)) -eq 0 ] && work make none && work untar none
+	sg_start "$BIN"
+	fwrite_sandgate
+	sg_stop
+done
