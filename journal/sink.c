@@ -13,6 +13,12 @@
 #include "journal/ocsf.h"
 #include "journal/sink_impl.h"
 
+static int dup_opt(char **to, const char *from)
+{
+	*to = from ? strdup(from) : NULL;
+	return from && !*to ? -ENOMEM : 0;
+}
+
 static int copy_settings(struct sink *k, const struct sink_settings *s)
 {
 	k->s = *s;
@@ -20,8 +26,12 @@ static int copy_settings(struct sink *k, const struct sink_settings *s)
 	k->path = s->path ? strdup(s->path) : NULL;
 	k->url = s->url ? strdup(s->url) : NULL;
 	k->token = s->token ? strdup(s->token) : NULL;
-	if ((s->url && !k->url) || (s->token && !k->token))
+	if ((s->url && !k->url) || (s->token && !k->token) ||
+	    dup_opt(&k->ca_file, s->ca_file) || dup_opt(&k->server_name, s->server_name) ||
+	    dup_opt(&k->cert_file, s->cert_file) || dup_opt(&k->key_file, s->key_file))
 		return -ENOMEM;
+	if (!k->cert_file != !k->key_file)
+		return -EINVAL;
 	k->host = strdup(s->host ? s->host : "-");
 	k->events = calloc(s->n_events + 1, sizeof(*k->events));
 	if (!k->name || !k->host || !k->events || (s->path && !k->path))
@@ -82,6 +92,7 @@ void sink_free(struct sink *k)
 	if (!k)
 		return;
 	sink_io_close(k);
+	sink_tls_free(k);
 	buf_free(&k->out);
 	buf_free(&k->ocsf);
 	buf_free(&k->http);
@@ -92,6 +103,10 @@ void sink_free(struct sink *k)
 	free(k->path);
 	free(k->url);
 	free(k->token);
+	free(k->ca_file);
+	free(k->server_name);
+	free(k->cert_file);
+	free(k->key_file);
 	free(k->host);
 	free(k);
 }
@@ -99,6 +114,16 @@ void sink_free(struct sink *k)
 const char *sink_name(const struct sink *k)
 {
 	return k->name;
+}
+
+const char *sink_last_error(const struct sink *k)
+{
+	return k->err_detail;
+}
+
+bool sink_is_syslog(const struct sink *k)
+{
+	return k->s.kind == SINK_SYSLOG_TCP || k->s.kind == SINK_SYSLOG_TLS;
 }
 
 static int on_line(void *ctx, const char *line, size_t len, const struct follow_pos *pos)
@@ -113,7 +138,8 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 	(void)pos;
 	/* A line without an envelope is damage that verify reports; it is not sent. */
 	if (line_envelope_parse(line, len, &env) ||
-	    !sink_filter_pass(k->events, k->s.n_events, env.event, env.event_len))
+	    !sink_filter_pass(k->events, k->s.n_events, env.event, env.event_len) ||
+	    !sink_verbosity_pass(k->s.verbosity, env.event, env.event_len, line, len))
 		return 0;
 	if (k->s.format == SINK_OCSF) {
 		buf_reset(&k->ocsf);
@@ -123,7 +149,7 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 		msg = k->ocsf.data;
 		msg_len = k->ocsf.len;
 	}
-	if (k->s.kind == SINK_SYSLOG_TCP)
+	if (sink_is_syslog(k))
 		return sink_syslog_frame(&k->out, k->host, line, len, msg, msg_len);
 	if (k->s.kind == SINK_HEC)
 		return sink_hec_event(&k->out, k->host, line, len, msg, msg_len,
@@ -174,7 +200,7 @@ static int delivered(struct sink *k, const struct follow_cursor *c)
 {
 	k->sent = *c;
 	k->backoff_ms = 0;
-	if (k->s.kind != SINK_SYSLOG_TCP) {
+	if (!sink_is_syslog(k)) {
 		k->committed = *c;
 		return sink_cursor_save(k->cursor_path, &k->committed);
 	}
@@ -187,9 +213,9 @@ static int prepare(struct sink *k)
 {
 	int ret = sink_io_open(k);
 
-	if (ret == 0 && k->s.kind == SINK_SYSLOG_TCP)
+	if (ret == 0 && sink_is_syslog(k))
 		ret = sink_io_alive(k);
-	if (ret == 0 && k->s.kind == SINK_SYSLOG_TCP)
+	if (ret == 0 && sink_is_syslog(k))
 		ret = confirm(k);
 	return ret;
 }
@@ -199,8 +225,10 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	struct sink *k = ctx;
 	struct follow_cursor c;
 	size_t n = 0;
-	int ret = prepare(k);
+	int ret;
 
+	k->err_detail[0] = '\0';   /* what the failure below, if any, explains */
+	ret = prepare(k);
 	*progressed = 0;
 	if (ret)
 		return fail(k, ret, retry_ms);
