@@ -13,6 +13,26 @@
 #include "journal/ocsf.h"
 #include "journal/sink_impl.h"
 
+/*
+ * Writes the durable cursor when it moved: at once when forced, else at most every
+ * SINK_SAVE_MS. What a crash loses is only the knowledge that lines arrived: they are
+ * sent again (at-least-once), never skipped.
+ */
+static int save_cursor(struct sink *k, bool force)
+{
+	uint64_t now = sink_now_ms();
+	int ret;
+
+	if (!k->dirty || (!force && now < k->saved_ms + SINK_SAVE_MS))
+		return 0;
+	ret = sink_cursor_save(k->cursor_path, &k->committed);
+	if (ret == 0) {
+		k->dirty = false;
+		k->saved_ms = now;
+	}
+	return ret;
+}
+
 static int dup_opt(char **to, const char *from)
 {
 	*to = from ? strdup(from) : NULL;
@@ -91,6 +111,8 @@ void sink_free(struct sink *k)
 {
 	if (!k)
 		return;
+	/* Stopping: nobody to tell of a failed save, which only means duplicates later. */
+	(void)save_cursor(k, true);
 	sink_io_close(k);
 	sink_tls_free(k);
 	buf_free(&k->out);
@@ -179,7 +201,8 @@ static int confirm(struct sink *k)
 		return 0;
 	memmove(k->pending, k->pending + done, (k->n_pending - done) * sizeof(k->pending[0]));
 	k->n_pending -= done;
-	return sink_cursor_save(k->cursor_path, &k->committed);
+	k->dirty = true;
+	return save_cursor(k, false);
 }
 
 /* Rewinds to what is durable and schedules the retry with exponential backoff. */
@@ -202,7 +225,10 @@ static int delivered(struct sink *k, const struct follow_cursor *c)
 	k->backoff_ms = 0;
 	if (!sink_is_syslog(k)) {
 		k->committed = *c;
-		return sink_cursor_save(k->cursor_path, &k->committed);
+		k->dirty = true;
+		/* A file sink's lines are on disk already: its cursor follows at once, so a
+		 * restart writes every line once. */
+		return save_cursor(k, k->s.kind == SINK_FILE || k->s.kind == SINK_STDOUT);
 	}
 	k->pending[k->n_pending++] = (struct sink_pending){ *c, sink_now_ms() };
 	return 0;
@@ -244,7 +270,7 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	if (ret)
 		return fail(k, ret, retry_ms);
 	if (n == 0)
-		return 0;
+		return save_cursor(k, true);   /* caught up: nothing may wait in memory */
 	k->lines_sent += n;
 	*progressed = n;
 	return delivered(k, &c);

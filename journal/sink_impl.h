@@ -10,6 +10,9 @@ struct ssl_ctx_st;
 struct ssl_st;
 
 #define SINK_PENDING_MAX 256
+/* Network sinks save their durable cursor at most this often (and when idle, and at
+ * stop): a save is an fsync, and one per batch held a busy sink to the disk's pace. */
+#define SINK_SAVE_MS 250
 
 /* A batch sent over TCP and not yet confirmed: the cursor after it, when it was sent. */
 struct sink_pending {
@@ -36,6 +39,8 @@ struct sink {
 	size_t n_pending;
 	int fd;                           /* file or socket; -1 when closed */
 	uint64_t backoff_ms;              /* the next retry delay; 0 after a success */
+	bool dirty;                       /* committed moved since the last save */
+	uint64_t saved_ms;                /* when the cursor file was last written */
 	struct buf out;                   /* the batch being built */
 	struct buf ocsf;                  /* one line's OCSF rendering (format: ocsf) */
 	uint64_t lines_sent, reconnects;
