@@ -36,7 +36,8 @@ static int ctx_new(struct sink *k)
 	if (!c)
 		return tls_fail(k, -ENOMEM, "context");
 	k->tls_ctx = c;
-	SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);
+	if (SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION) != 1)
+		return tls_fail(k, -EINVAL, "minimum version");
 	SSL_CTX_set_verify(c, SSL_VERIFY_PEER, NULL);
 	if (k->ca_file ? SSL_CTX_load_verify_locations(c, k->ca_file, NULL) != 1
 		       : SSL_CTX_set_default_verify_paths(c) != 1)
@@ -46,8 +47,9 @@ static int ctx_new(struct sink *k)
 	     SSL_CTX_use_PrivateKey_file(c, k->key_file, SSL_FILETYPE_PEM) != 1 ||
 	     SSL_CTX_check_private_key(c) != 1))
 		return tls_fail(k, -EINVAL, "client certificate or key");
-	/* A session a peer's restart forgot is not worth a failed resumption. */
-	SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_OFF);
+	/* A session a peer's restart forgot is not worth a failed resumption (the call
+	 * returns the previous mode, not a status). */
+	(void)SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_OFF);
 	return 0;
 }
 
