@@ -71,8 +71,12 @@ int sink_tls_open(struct sink *k)
 	SSL *s;
 	int ret;
 
-	if (!k->tls_ctx && (ret = ctx_new(k)) != 0)
+	if (!k->tls_ctx && (ret = ctx_new(k)) != 0) {
+		/* Made again at the next attempt: the files may be fixed by then. */
+		SSL_CTX_free(k->tls_ctx);
+		k->tls_ctx = NULL;
 		return ret;
+	}
 	s = SSL_new(k->tls_ctx);
 	if (!s)
 		return tls_fail(k, -ENOMEM, "session");
