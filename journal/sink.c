@@ -116,6 +116,7 @@ void sink_free(struct sink *k)
 	sink_io_close(k);
 	sink_tls_free(k);
 	buf_free(&k->out);
+	follow_buf_free(&k->rd);
 	buf_free(&k->ocsf);
 	buf_free(&k->http);
 	for (size_t i = 0; k->events && k->events[i]; i++)
@@ -262,7 +263,7 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 		return 0;   /* the receiver is slow: wait for confirmations */
 	c = k->sent;
 	buf_reset(&k->out);
-	ret = follow_read(k->journal_dir, &c, k->s.batch_lines, on_line, k, &n);
+	ret = follow_read_buf(k->journal_dir, &c, k->s.batch_lines, on_line, k, &n, &k->rd);
 	if (ret == -ENOENT)
 		return 0;   /* no journal yet */
 	if (ret == 0 && k->out.len)

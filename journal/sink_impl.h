@@ -42,6 +42,7 @@ struct sink {
 	bool dirty;                       /* committed moved since the last save */
 	uint64_t saved_ms;                /* when the cursor file was last written */
 	struct buf out;                   /* the batch being built */
+	struct follow_buf rd;             /* the follower's read buffer, kept */
 	struct buf ocsf;                  /* one line's OCSF rendering (format: ocsf) */
 	uint64_t lines_sent, reconnects;
 };
