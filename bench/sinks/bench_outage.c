@@ -280,6 +280,29 @@ static double wait_contiguous(struct rx *r, uint64_t n, double limit)
 	return mono_s();
 }
 
+/* Prints the figures; returns the number of events never received. */
+static uint64_t report(struct rx *r, long rate, long outage, double restored, double caught,
+		       double drain_s, double drained)
+{
+	uint64_t missing = 0;
+
+	for (uint64_t i = 0; i < r->total; i++)
+		missing += r->seen[i] == 0;
+	qsort(r->lat, r->n_lat, sizeof(double), cmp);
+	printf("events %llu rate %ld/s outage %ld s\n", (unsigned long long)r->total, rate, outage);
+	printf("received %llu missing %llu duplicates %llu\n",
+	       (unsigned long long)atomic_load(&r->received), (unsigned long long)missing,
+	       (unsigned long long)atomic_load(&r->dups));
+	printf("reconnect_s %.1f (the sink's backoff, retry_max 30 s) catch_up_s %.1f (backlog %llu "
+	       "events at the end of the outage) drain_after_last_s %.2f\n",
+	       atomic_load(&r->first_after) - restored, caught < 0 ? -1.0 : caught - restored,
+	       (unsigned long long)r->backlog, drained < 0 ? -1.0 : drain_s);
+	if (r->n_lat)
+		printf("latency_before_outage n %zu p50_ms %.2f p99_ms %.2f max_ms %.2f\n", r->n_lat,
+		       r->lat[r->n_lat / 2], r->lat[r->n_lat * 99 / 100], r->lat[r->n_lat - 1]);
+	return missing;
+}
+
 int main(int argc, char **argv)
 {
 	struct rx r = { 0 };
@@ -318,7 +341,7 @@ int main(int argc, char **argv)
 	}
 	end_emit = mono_s();
 	caught = ret == 0 && wait_contiguous(&r, at_restore, 600) >= 0 ? atomic_load(&r.caught) : -1;
-	/* Latency again once the backlog is gone (the rest of the run is steady state). */
+	/* Everything written, also after the outage, must arrive. */
 	drained = ret == 0 ? wait_contiguous(&r, r.total, 600) : -1;
 	sleep(2);   /* late duplicates, if any, are counted too */
 	atomic_store(&r.stop, true);
@@ -327,20 +350,7 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	if (j)
 		journal_close(j);
-	for (uint64_t i = 0; i < r.total; i++)
-		missing += r.seen[i] == 0;
-	qsort(r.lat, r.n_lat, sizeof(double), cmp);
-	printf("events %llu rate %ld/s outage %ld s\n", (unsigned long long)r.total, rate, outage);
-	printf("received %llu missing %llu duplicates %llu\n",
-	       (unsigned long long)atomic_load(&r.received), (unsigned long long)missing,
-	       (unsigned long long)atomic_load(&r.dups));
-	printf("reconnect_s %.1f (the sink's backoff, retry_max 30 s) catch_up_s %.1f (backlog %llu "
-	       "events at the end of the outage) drain_after_last_s %.2f\n",
-	       atomic_load(&r.first_after) - restored, caught < 0 ? -1.0 : caught - restored,
-	       (unsigned long long)r.backlog, drained < 0 ? -1.0 : drained - end_emit);
-	if (r.n_lat)
-		printf("latency_before_outage n %zu p50_ms %.2f p99_ms %.2f max_ms %.2f\n", r.n_lat,
-		       r.lat[r.n_lat / 2], r.lat[r.n_lat * 99 / 100], r.lat[r.n_lat - 1]);
+	missing = report(&r, rate, outage, restored, caught, drained - end_emit, drained);
 	free(r.seen);
 	free(r.lat);
 	return ret || missing ? 1 : 0;
