@@ -140,6 +140,20 @@ static int load_key(const struct verify_args *a, const char *def, struct note_ve
 	return 0;
 }
 
+/* After retention purged segments: what was verified, and what was bridged. */
+static void report_purged(const struct verify_result *res)
+{
+	printf("verified: seq %llu..%llu except %llu purged seqs in %zu range(s):",
+	       (unsigned long long)res->first_seq, (unsigned long long)res->last_seq,
+	       (unsigned long long)res->purged_lines, res->n_gaps);
+	for (size_t i = 0; i < res->n_gaps && i < VERIFY_GAPS_MAX; i++)
+		printf(" %llu..%llu", (unsigned long long)res->gaps[i].first,
+		       (unsigned long long)res->gaps[i].last);
+	printf("%s\n", res->n_gaps > VERIFY_GAPS_MAX ? " ..." : "");
+	printf("purged ranges are bridged by their tombstones' Merkle state, confirmed by the "
+	       "signed checkpoints after them\n");
+}
+
 static int report(const char *journal, int ret, const struct verify_result *res)
 {
 	if (ret < 0) {
@@ -154,6 +168,8 @@ static int report(const char *journal, int ret, const struct verify_result *res)
 	printf("ok: %llu lines, %llu checkpoints, last seq %llu\n",
 	       (unsigned long long)res->lines, (unsigned long long)res->checkpoints,
 	       (unsigned long long)res->last_seq);
+	if (res->n_gaps)
+		report_purged(res);
 	return 0;
 }
 
@@ -165,6 +181,8 @@ int cmd_verify(int argc, char **argv)
 	struct note_verifier *v = NULL;
 	struct verify_result res;
 	struct verify_opts o = { 0 };
+	struct verify_purged *purged = NULL;
+	size_t n_purged = 0;
 	int done = 0, rc, ret;
 
 	rc = parse_args(argc, argv, &a, &done);
@@ -174,17 +192,20 @@ int cmd_verify(int argc, char **argv)
 	if (rc == 0)
 		rc = load_key(&a, keypath, &v);
 	if (rc == 0)
-		rc = verify_cold_prepare(journal, tmp, sizeof(tmp));   /* retention's tier */
+		rc = verify_cold_prepare(journal, tmp, sizeof(tmp), &purged, &n_purged);
 	if (rc != 0) {
 		note_verifier_free(v);
 		verify_cold_cleanup(tmp);
 		return rc;
 	}
+	o.purged = purged;
+	o.n_purged = n_purged;
 	o.journal_dir = journal;
 	o.key = v;
 	o.checkpoint_file = a.checkpoint;
 	ret = verify_journal(&o, &res);
 	rc = report(journal, ret, &res);
+	free(purged);
 	note_verifier_free(v);
 	verify_cold_cleanup(tmp);
 	return rc;

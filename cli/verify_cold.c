@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/verify_cold.h"
+#include "journal/retention.h"
 #include "journal/zseek.h"
 
 #define PROG "sandgate verify"
@@ -99,7 +100,60 @@ static int link_hot(const char *journal, const char *tmp)
 	return ret;
 }
 
-static int assemble(const char *cold, DIR *d, char *journal, const char *tmp)
+struct tombstones {
+	struct verify_purged *v;
+	size_t n, cap;
+};
+
+/* One NAME.purged.json: its seq range and the Merkle state after it. */
+static int one_tombstone(const char *cold, const char *name, struct tombstones *t)
+{
+	char path[8192];
+	json_t *m, *first, *last;
+	struct verify_purged p;
+	int ret = 1;
+
+	snprintf(path, sizeof(path), "%s/%s", cold, name);
+	m = json_load_file(path, 0, NULL);
+	first = json_object_get(m, "first_seq");
+	last = json_object_get(m, "last_seq");
+	if (json_is_integer(first) && json_is_integer(last) &&
+	    json_integer_value(first) >= 0 && json_integer_value(last) >= json_integer_value(first) &&
+	    retention_tree_parse(json_object_get(m, "tree"), &p.tree, p.next_prev) == 0) {
+		p.first_seq = (uint64_t)json_integer_value(first);
+		p.last_seq = (uint64_t)json_integer_value(last);
+		ret = 0;
+	}
+	json_decref(m);
+	if (ret) {
+		/* Not fatal here: the range it stood for shows as deleted, with its seq. */
+		fprintf(stderr, PROG ": %s: not a usable tombstone (no seq range or tree)\n", path);
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct verify_purged *nv = realloc(t->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return 1;
+		}
+		t->v = nv;
+		t->cap = cap;
+	}
+	t->v[t->n++] = p;
+	return 0;
+}
+
+static int by_first_seq(const void *a, const void *b)
+{
+	const struct verify_purged *x = a, *y = b;
+
+	return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
+}
+
+static int assemble(const char *cold, DIR *d, char *journal, const char *tmp,
+		    struct tombstones *t)
 {
 	struct dirent *de;
 	int ret = 0;
@@ -109,7 +163,11 @@ static int assemble(const char *cold, DIR *d, char *journal, const char *tmp)
 
 		if (n == 30 && strcmp(de->d_name + 20, ".jsonl.zst") == 0)
 			ret = one_cold(cold, de->d_name, tmp);
+		else if (n == 38 && strcmp(de->d_name + 20, ".jsonl.purged.json") == 0)
+			ret = one_tombstone(cold, de->d_name, t);
 	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), by_first_seq);
 	if (ret == 0)
 		ret = link_hot(journal, tmp);
 	if (ret == 0)
@@ -117,13 +175,17 @@ static int assemble(const char *cold, DIR *d, char *journal, const char *tmp)
 	return ret;
 }
 
-int verify_cold_prepare(char *journal, char *tmp, size_t len)
+int verify_cold_prepare(char *journal, char *tmp, size_t len, struct verify_purged **purged,
+			size_t *n_purged)
 {
+	struct tombstones t = { 0 };
 	char cold[8192];
 	DIR *d;
 	int ret;
 
 	tmp[0] = '\0';
+	*purged = NULL;
+	*n_purged = 0;
 	/* The cold tier lies beside the journal: STATE/journal and STATE/cold. */
 	snprintf(cold, sizeof(cold), "%s/../cold", journal);
 	d = opendir(cold);
@@ -137,9 +199,15 @@ int verify_cold_prepare(char *journal, char *tmp, size_t len)
 		closedir(d);
 		return 1;
 	}
-	ret = assemble(cold, d, journal, tmp);
+	ret = assemble(cold, d, journal, tmp, &t);
 	closedir(d);
-	return ret;
+	if (ret) {
+		free(t.v);
+		return ret;
+	}
+	*purged = t.v;
+	*n_purged = t.n;
+	return 0;
 }
 
 void verify_cold_cleanup(const char *tmp)

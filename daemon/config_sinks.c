@@ -18,9 +18,10 @@
 #define MS_DAY (86400 * MS_S)
 
 static const char *const sink_kinds[] = {
-	"file", "stdout", "syslog_tcp", "hec", "otlp_http", NULL,
+	"file", "stdout", "syslog_tcp", "hec", "otlp_http", "syslog_tls", NULL,
 };
 static const char *const sink_formats[] = { "native", "ocsf", NULL };
+static const char *const sink_verbosities[] = { "full", "summary", "minimal", NULL };
 
 void cfg_invest_default(struct sg_invest_config *c)
 {
@@ -37,6 +38,10 @@ static void free_sink(struct sg_sink_config *s)
 	free(s->address);
 	free(s->url);
 	free(s->token);
+	free(s->ca_file);
+	free(s->server_name);
+	free(s->cert_file);
+	free(s->key_file);
 	for (size_t i = 0; i < s->n_events; i++)
 		free(s->events[i]);
 	free(s->events);
@@ -162,6 +167,36 @@ static int key_url(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 	return -EINVAL;
 }
 
+/* A file the daemon opens later, from any working directory. */
+static int key_abs_path(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			const struct cfg_key *k)
+{
+	char *const *p = (char *const *)((char *)base + k->off);
+
+	if (*p && (*p)[0] == '/')
+		return 0;
+	cfg_err(ctx, v, "expected an absolute path");
+	return -EINVAL;
+}
+
+/* A DNS name for SNI and the certificate check: letters, digits, '-', '.'. */
+static int key_server_name(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			   const struct cfg_key *k)
+{
+	const char *s = ((const struct sg_sink_config *)base)->server_name;
+	size_t n = s ? strlen(s) : 0;
+
+	(void)k;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.'))
+			n = 0;
+	if (n > 0 && n <= 253)
+		return 0;
+	cfg_err(ctx, v, "expected a DNS name");
+	return -EINVAL;
+}
+
 #define SC struct sg_sink_config
 static const struct cfg_key sink_keys[] = {
 	{ "name", CK_STR, F(SC, name), 0, 0, 0, NULL, NULL },
@@ -171,6 +206,11 @@ static const struct cfg_key sink_keys[] = {
 	{ "address", CK_STR, F(SC, address), 0, 0, 0, NULL, key_address },
 	{ "url", CK_STR, F(SC, url), 0, 0, 0, NULL, key_url },
 	{ "token", CK_STR, F(SC, token), 0, 0, 0, NULL, NULL },
+	{ "ca_file", CK_STR, F(SC, ca_file), 0, 0, 0, NULL, key_abs_path },
+	{ "cert_file", CK_STR, F(SC, cert_file), 0, 0, 0, NULL, key_abs_path },
+	{ "key_file", CK_STR, F(SC, key_file), 0, 0, 0, NULL, key_abs_path },
+	{ "server_name", CK_STR, F(SC, server_name), 0, 0, 0, NULL, key_server_name },
+	{ "verbosity", CK_ENUM, F(SC, verbosity), 0, 0, 0, sink_verbosities, NULL },
 	{ "events", CK_CUSTOM, 0, 0, 0, 0, NULL, key_events },
 	{ "retry_min", CK_DURATION, F(SC, retry_min_ms), 0, 1, 3600 * MS_S, NULL, NULL },
 	{ "retry_max", CK_DURATION, F(SC, retry_max_ms), 0, 1, 3600 * MS_S, NULL, NULL },
@@ -207,8 +247,13 @@ static int sink_consistent(struct cfg_ctx *ctx, const struct cy_node *v,
 		cfg_err(ctx, v, "sink %s: kind file needs an absolute path", s->name);
 		return -EINVAL;
 	}
-	if (s->kind == SG_SINK_SYSLOG_TCP && !s->address) {
-		cfg_err(ctx, v, "sink %s: kind syslog_tcp needs an address", s->name);
+	if ((s->kind == SG_SINK_SYSLOG_TCP || s->kind == SG_SINK_SYSLOG_TLS) && !s->address) {
+		cfg_err(ctx, v, "sink %s: kind %s needs an address", s->name,
+			s->kind == SG_SINK_SYSLOG_TCP ? "syslog_tcp" : "syslog_tls");
+		return -EINVAL;
+	}
+	if (!s->cert_file != !s->key_file) {
+		cfg_err(ctx, v, "sink %s: cert_file and key_file go together", s->name);
 		return -EINVAL;
 	}
 	if ((s->kind == SG_SINK_HEC || s->kind == SG_SINK_OTLP_HTTP) && !s->url) {

@@ -15,21 +15,26 @@
 #define SG_SINK_FILTER_MAX 64
 
 enum sg_sink_kind { SG_SINK_FILE, SG_SINK_STDOUT, SG_SINK_SYSLOG_TCP, SG_SINK_HEC,
-		   SG_SINK_OTLP_HTTP };
+		   SG_SINK_OTLP_HTTP, SG_SINK_SYSLOG_TLS };
 enum sg_sink_format { SG_SINK_NATIVE, SG_SINK_OCSF };
+enum sg_sink_verbosity { SG_SINK_FULL, SG_SINK_SUMMARY, SG_SINK_MINIMAL };
 
 struct sg_sink_config {
 	char *name;                       /* unique; names the cursor file */
 	enum sg_sink_kind kind;
 	enum sg_sink_format format;       /* native (default) or ocsf */
 	char *path;                       /* file: the output file (appended) */
-	char *address;                    /* syslog_tcp: "IP:PORT" as written */
+	char *address;                    /* syslog_tcp, syslog_tls: "IP:PORT" as written */
 	char *url;                        /* hec, otlp_http: http:// or https:// */
 	char *token;                      /* hec: the HEC token (NULL: none sent) */
-	struct sockaddr_storage addr;     /* syslog_tcp: the parsed address */
+	char *ca_file;                    /* syslog_tls, https: CAs (NULL: the system's) */
+	char *server_name;                /* syslog_tls: name the certificate must hold */
+	char *cert_file, *key_file;       /* syslog_tls, https: client certificate (PEM) */
+	struct sockaddr_storage addr;     /* syslog_tcp, syslog_tls: the parsed address */
 	socklen_t addr_len;
 	char **events;                    /* event types sent ("net.*" = prefix); NULL: all */
 	size_t n_events;
+	enum sg_sink_verbosity verbosity; /* which lines: full (default), summary, minimal */
 	uint64_t retry_min_ms;            /* first delay after a failure; default 200 ms */
 	uint64_t retry_max_ms;            /* backoff cap; default 30 s */
 	uint64_t batch_lines;             /* lines per write/cursor save; default 500 */

@@ -102,7 +102,13 @@ static void sink_error(void *ctx, int err)
 {
 	struct sink *s = ctx;
 
-	log_errno(err, "sink %s: delivery failed (retrying with backoff)", sink_name(s));
+	const char *why = sink_last_error(s);
+
+	if (why[0])
+		log_errno(err, "sink %s: delivery failed: %s (retrying with backoff)", sink_name(s),
+			  why);
+	else
+		log_errno(err, "sink %s: delivery failed (retrying with backoff)", sink_name(s));
 }
 
 static void sink_settings_from(struct sink_settings *ss, const struct sg_sink_config *sc,
@@ -111,13 +117,19 @@ static void sink_settings_from(struct sink_settings *ss, const struct sg_sink_co
 	static const enum sink_kind kinds[] = {
 		[SG_SINK_FILE] = SINK_FILE, [SG_SINK_STDOUT] = SINK_STDOUT,
 		[SG_SINK_SYSLOG_TCP] = SINK_SYSLOG_TCP, [SG_SINK_HEC] = SINK_HEC,
-		[SG_SINK_OTLP_HTTP] = SINK_OTLP_HTTP,
+		[SG_SINK_OTLP_HTTP] = SINK_OTLP_HTTP, [SG_SINK_SYSLOG_TLS] = SINK_SYSLOG_TLS,
+	};
+	static const enum sink_verbosity verbosities[] = {
+		[SG_SINK_FULL] = SINK_VERBOSITY_FULL, [SG_SINK_SUMMARY] = SINK_VERBOSITY_SUMMARY,
+		[SG_SINK_MINIMAL] = SINK_VERBOSITY_MINIMAL,
 	};
 
 	*ss = (struct sink_settings){
 		.name = sc->name, .kind = kinds[sc->kind], .path = sc->path,
 		.format = sc->format == SG_SINK_OCSF ? SINK_OCSF : SINK_NATIVE,
-		.url = sc->url, .token = sc->token,
+		.url = sc->url, .token = sc->token, .ca_file = sc->ca_file,
+		.server_name = sc->server_name, .cert_file = sc->cert_file,
+		.key_file = sc->key_file, .verbosity = verbosities[sc->verbosity],
 		.addr = sc->address ? (const struct sockaddr *)&sc->addr : NULL,
 		.addr_len = sc->addr_len, .host = host, .events = sc->events,
 		.n_events = sc->n_events, .retry_min_ms = sc->retry_min_ms,

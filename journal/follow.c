@@ -127,6 +127,10 @@ static int drain(struct reader *r, struct follow_cursor *c, size_t max, size_t *
 		if (ret == 1)
 			break;
 	}
+	if (*n >= max || ret != 0) {
+		r->have = 0;   /* the caller stops here: the rest is read again next time */
+		return ret;
+	}
 	memmove(r->buf, r->buf + start, r->have - start);
 	r->have -= start;
 	r->base += start;
@@ -143,7 +147,9 @@ static int read_segment(int fd, struct reader *r, struct follow_cursor *c, size_
 	r->have = 0;
 	r->base = c->offset;
 	*done = false;
-	while (!eof && ret == 0) {
+	/* Stop at max: reading on would pull the rest of the segment into memory (and grow
+	 * the buffer to hold it) for lines the caller will not take this time. */
+	while (!eof && ret == 0 && !*done) {
 		ret = fill(r, fd, &eof);
 		if (ret == 0)
 			ret = drain(r, c, max, n, fn, ctx);
@@ -153,18 +159,39 @@ static int read_segment(int fd, struct reader *r, struct follow_cursor *c, size_
 	return ret < 0 ? ret : 0;
 }
 
+void follow_buf_free(struct follow_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->cap = 0;
+}
+
 int follow_read(const char *journal_dir, struct follow_cursor *c, size_t max_lines,
 		follow_line_fn fn, void *ctx, size_t *n_read)
 {
-	struct reader r = { .cap = FOLLOW_CHUNK };
+	struct follow_buf b = { 0 };
+	int ret = follow_read_buf(journal_dir, c, max_lines, fn, ctx, n_read, &b);
+
+	follow_buf_free(&b);
+	return ret;
+}
+
+int follow_read_buf(const char *journal_dir, struct follow_cursor *c, size_t max_lines,
+		    follow_line_fn fn, void *ctx, size_t *n_read, struct follow_buf *b)
+{
+	struct reader r;
 	bool found, done = false;
 	uint64_t next = 0;
 	int fd, ret = 0;
 
 	*n_read = 0;
-	r.buf = malloc(r.cap);
-	if (!r.buf)
-		return -ENOMEM;
+	if (!b->data) {
+		b->data = malloc(FOLLOW_CHUNK);
+		if (!b->data)
+			return -ENOMEM;
+		b->cap = FOLLOW_CHUNK;
+	}
+	r = (struct reader){ .buf = b->data, .cap = b->cap };
 	while (!done && ret == 0) {
 		/* Listed before reading: a later segment seen now means this one is sealed. */
 		ret = segment_after(journal_dir, c->segment, true, &next, &found);
@@ -190,7 +217,8 @@ int follow_read(const char *journal_dir, struct follow_cursor *c, size_t max_lin
 		c->segment = next;
 		c->offset = 0;
 	}
-	free(r.buf);
+	b->data = r.buf;   /* fill may have grown it */
+	b->cap = r.cap;
 	return ret;
 }
 

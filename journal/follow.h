@@ -44,6 +44,21 @@ int follow_read(const char *journal_dir, struct follow_cursor *c, size_t max_lin
 		follow_line_fn fn, void *ctx, size_t *n_read);
 
 /*
+ * A read buffer a consumer keeps between calls: a fresh one per call costs page faults
+ * and zeroing on every batch, which a sink catching up pays thousands of times. Start
+ * zeroed; free with follow_buf_free (accepts an empty one).
+ */
+struct follow_buf {
+	char *data;
+	size_t cap;
+};
+
+/* follow_read with the consumer's buffer b (grown as needed, kept for the next call). */
+int follow_read_buf(const char *journal_dir, struct follow_cursor *c, size_t max_lines,
+		    follow_line_fn fn, void *ctx, size_t *n_read, struct follow_buf *b);
+void follow_buf_free(struct follow_buf *b);
+
+/*
  * Reads back exactly one line at pos (for query output). line gets a malloc'd,
  * NUL-terminated copy of pos->len bytes. Returns 0, -ENOENT, -EIO when the file is
  * shorter than pos says, -ENOMEM.

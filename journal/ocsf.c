@@ -21,6 +21,7 @@ static const char *category_name(int cat)
 	switch (cat) {
 	case 1: return "System Activity";
 	case 2: return "Findings";
+	case 3: return "Identity & Access Management";
 	case 4: return "Network Activity";
 	case 6: return "Application Activity";
 	default: return "Uncategorized";

@@ -1,4 +1,5 @@
 /* The class-specific OCSF objects (journal/ocsf.h; docs/ocsf.md). */
+#include <stdio.h>
 #include <string.h>
 
 #include "journal/ocsf_impl.h"
@@ -88,15 +89,21 @@ static void api(json_t *o, json_t *n)
 {
 	const char *st = json_string_value(G("status"));
 
+	json_t *op = G("tool") ? G("tool") : G("model");
+
 	/* "o" hands the inner object over; "O" would keep a second reference to it. */
-	json_object_set_new(o, "api", json_pack("{s:O?, s:o}", "operation", G("tool"),
+	json_object_set_new(o, "api", json_pack("{s:O?, s:o}", "operation", op,
 						"request", json_pack("{s:O?}", "uid", G("call_id"))));
-	json_object_set_new(o, "status_id", json_integer(st && !strcmp(st, "success") ? 1 : 2));
+	/* detail.read has no status: it happened. */
+	json_object_set_new(o, "status_id", json_integer(!st || !strcmp(st, "success") ? 1 : 2));
 }
 
 static void app(json_t *o, json_t *n, const struct ocsf_map *m)
 {
-	if (strcmp(m->event, "package.install") == 0)
+	if (strncmp(m->event, "daemon.", 7) == 0 || strncmp(m->event, "gateway.", 8) == 0)
+		json_object_set_new(o, "app", json_pack("{s:s, s:O?}", "name", "sandgated",
+							"version", G("version")));
+	else if (strcmp(m->event, "package.install") == 0)
 		json_object_set_new(o, "app", json_pack("{s:O?, s:O?, s:O?}", "name", G("name"),
 			"version", G("resolved_version"), "vendor_name", G("manager")));
 	else
@@ -110,6 +117,35 @@ static void finding(json_t *o, json_t *n)
 		G("rule"), "title", G("summary"), "related_events_uids", G("refs")));
 }
 
+/* The journal's own events: the log is sandgate's journal, its file the segment. */
+static void event_log(json_t *o, json_t *n)
+{
+	json_t *seg = G("segment");
+
+	json_object_set_new(o, "log_name", json_string("journal"));
+	json_object_set_new(o, "log_provider", json_string(json_is_string(G("sensor"))
+		? json_string_value(G("sensor")) : "sandgate"));
+	if (json_is_string(seg))
+		json_object_set_new(o, "file", json_pack("{s:O, s:i}", "name", seg, "type_id", 1));
+}
+
+/* A peer refused on the control socket: a failed logon by that uid. */
+static void auth(json_t *o, json_t *n)
+{
+	json_t *uid = G("uid");
+	char id[24];
+
+	json_object_set_new(o, "status_id", json_integer(2));
+	json_object_set_new(o, "status", json_string("Failure"));
+	if (json_is_string(G("reason")))
+		json_object_set(o, "status_detail", G("reason"));
+	if (json_is_integer(uid)) {
+		/* OCSF user.uid is a string, as in actor.user (journal/ocsf.c). */
+		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(uid));
+		json_object_set_new(o, "user", json_pack("{s:s}", "uid", id));
+	}
+}
+
 void ocsf_fill_class(json_t *o, json_t *n, const struct ocsf_map *m)
 {
 	switch (m->class_uid) {
@@ -120,6 +156,8 @@ void ocsf_fill_class(json_t *o, json_t *n, const struct ocsf_map *m)
 	case 6003: api(o, n); break;
 	case 6002: app(o, n, m); break;
 	case 2004: finding(o, n); break;
+	case 1008: event_log(o, n); break;
+	case 3002: auth(o, n); break;
 	default: break;
 	}
 }

@@ -35,6 +35,26 @@ static int archive_pass(struct retention_run *r)
 	return ret;
 }
 
+/*
+ * The tombstone NAME.purged.json: the manifest (seq range, checkpoint, Merkle state after
+ * the segment) and when it was purged. Written before the data goes.
+ */
+static int write_tombstone(struct retention_run *r, const char *base, json_t *m)
+{
+	char path[8192], *text;
+	int ret;
+
+	if (json_object_set_new(m, "purged_at_us", json_integer(r->now_us)) < 0)
+		return -ENOMEM;
+	text = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!text)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/%s.purged.json", r->cold_dir, base);
+	ret = file_replace_atomic(path, text, strlen(text), 0600);
+	free(text);
+	return ret;
+}
+
 static int purge_one(struct retention_run *r, const char *manifest_name)
 {
 	char path[8192], base[256];
@@ -54,7 +74,8 @@ static int purge_one(struct retention_run *r, const char *manifest_name)
 	}
 	memcpy(base, manifest_name, blen);
 	base[blen] = '\0';
-	if (r->db)
+	ret = write_tombstone(r, base, m);
+	if (ret == 0 && r->db)
 		ret = index_db_forget_segment(r->db, strtoull(base, NULL, 10));
 	snprintf(path, sizeof(path), "%s/%s.zst", r->cold_dir, base);
 	if (ret == 0 && unlink(path) < 0 && errno != ENOENT)
@@ -62,6 +83,8 @@ static int purge_one(struct retention_run *r, const char *manifest_name)
 	snprintf(path, sizeof(path), "%s/%s", r->cold_dir, manifest_name);
 	if (ret == 0 && unlink(path) < 0)
 		ret = -errno;
+	if (ret == 0)
+		ret = dir_fsync(r->cold_dir);
 	if (ret == 0 && r->fn) {
 		struct retention_item it = {
 			.segment = base,

@@ -3,7 +3,8 @@
  * zstd seekable files (journal/zseek.h), each with a manifest (seq range, line count,
  * SHA-256 of the original bytes, sessions, and the checkpoint note that covers it);
  * cold files older than the cold period are purged, unless a legal hold covers them
- * (all data, or any session whose lines are in the segment). The caller turns each
+ * (all data, or any session whose lines are in the segment); a purged segment leaves a
+ * tombstone (its manifest, with the Merkle state after it) so what remains verifies. The caller turns each
  * archive and purge into an event. A segment moves only once the index and every
  * sink's cursor are past it, so neither ever misses a line.
  */
@@ -13,6 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
+
+#include "journal/merkle.h"
 
 struct retention_settings {
 	const char *state_dir;
@@ -43,5 +48,15 @@ typedef void (*retention_fn)(void *ctx, const char *what, const struct retention
  */
 int retention_pass(const struct retention_settings *s, int64_t now_us, retention_fn fn,
 		   void *ctx);
+
+/*
+ * A manifest's (or tombstone's) "tree": the Merkle compact range after the segment's
+ * last line and that line's hash (the next line's prev). A purged segment leaves a
+ * tombstone, STATE/cold/NAME.purged.json (the manifest plus "purged_at"), so that
+ * `sandgate verify` can check what remains after it against the later checkpoints.
+ * Returns 0 or -EINVAL (missing or malformed).
+ */
+int retention_tree_parse(json_t *tree, struct merkle_range *t,
+			 uint8_t next_prev[MERKLE_HASH_LEN]);
 
 #endif

@@ -26,6 +26,9 @@ struct scan {
 	char first_ts[28], last_ts[28];
 	char *checkpoint;                /* the last journal.checkpoint's note */
 	json_t *sessions;                /* object used as a set */
+	bool tree_known;                 /* the Merkle state at the start was found */
+	struct merkle_range tree;        /* ... and after every line scanned */
+	uint8_t last_leaf[MERKLE_HASH_LEN];
 };
 
 static void scan_line(struct scan *sc, const char *line, size_t len)
@@ -33,6 +36,10 @@ static void scan_line(struct scan *sc, const char *line, size_t len)
 	struct line_envelope env;
 	json_t *o, *sid;
 
+	if (sc->tree_known) {
+		merkle_leaf_hash(line, len, sc->last_leaf);
+		sc->tree_known = merkle_range_append(&sc->tree, sc->last_leaf) == 0;
+	}
 	if (line_envelope_parse(line, len, &env))
 		return;   /* damage is verify's to report; the bytes are archived as they are */
 	if (sc->lines++ == 0) {
@@ -131,10 +138,15 @@ static int write_manifest(struct retention_run *r, const char *name, const struc
 			  const char *data, size_t len, uint64_t cold_bytes)
 {
 	char path[8192], sha[65];
-	json_t *m;
+	json_t *m, *tree = NULL;
 	char *text;
 	int ret;
 
+	/* Without the state before the segment there is none after it: verify will say
+	 * that a purge of this segment cannot be bridged. */
+	if (sc->tree_known && sc->tree.size == sc->last_seq + 1 &&
+	    !(tree = retention_tree_json(&sc->tree, sc->last_leaf)))
+		return -ENOMEM;
 	sha256_hex(data, len, sha);
 	m = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:s?, s:O, s:I}",
 		      "segment", name, "first_seq", (json_int_t)sc->first_seq,
@@ -143,6 +155,12 @@ static int write_manifest(struct retention_run *r, const char *name, const struc
 		      "sha256", sha, "first_ts", sc->first_ts, "last_ts", sc->last_ts,
 		      "checkpoint", sc->checkpoint, "sessions", sc->sessions,
 		      "last_ts_us", (json_int_t)sc->last_ts_us);
+	if (m && tree && json_object_set_new(m, "tree", tree) < 0) {
+		json_decref(m);
+		m = NULL;
+	} else if (!m) {
+		json_decref(tree);
+	}
 	text = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(m);
 	if (!text)
@@ -230,6 +248,8 @@ int retention_archive_one(struct retention_run *r, const char *name, uint64_t se
 	}
 	if (ret == 0)
 		ret = read_whole(path, &data, &len);
+	if (ret == 0)
+		sc.tree_known = retention_tree_start(r, seg, &sc.tree, sc.last_leaf) == 0;
 	if (ret == 0)
 		scan_all(&sc, data, len);
 	if (ret == 0 && sc.lines &&

@@ -13,6 +13,32 @@
 #include "journal/ocsf.h"
 #include "journal/sink_impl.h"
 
+/*
+ * Writes the durable cursor when it moved: at once when forced, else at most every
+ * SINK_SAVE_MS. What a crash loses is only the knowledge that lines arrived: they are
+ * sent again (at-least-once), never skipped.
+ */
+static int save_cursor(struct sink *k, bool force)
+{
+	uint64_t now = sink_now_ms();
+	int ret;
+
+	if (!k->dirty || (!force && now < k->saved_ms + SINK_SAVE_MS))
+		return 0;
+	ret = sink_cursor_save(k->cursor_path, &k->committed);
+	if (ret == 0) {
+		k->dirty = false;
+		k->saved_ms = now;
+	}
+	return ret;
+}
+
+static int dup_opt(char **to, const char *from)
+{
+	*to = from ? strdup(from) : NULL;
+	return from && !*to ? -ENOMEM : 0;
+}
+
 static int copy_settings(struct sink *k, const struct sink_settings *s)
 {
 	k->s = *s;
@@ -20,8 +46,12 @@ static int copy_settings(struct sink *k, const struct sink_settings *s)
 	k->path = s->path ? strdup(s->path) : NULL;
 	k->url = s->url ? strdup(s->url) : NULL;
 	k->token = s->token ? strdup(s->token) : NULL;
-	if ((s->url && !k->url) || (s->token && !k->token))
+	if ((s->url && !k->url) || (s->token && !k->token) ||
+	    dup_opt(&k->ca_file, s->ca_file) || dup_opt(&k->server_name, s->server_name) ||
+	    dup_opt(&k->cert_file, s->cert_file) || dup_opt(&k->key_file, s->key_file))
 		return -ENOMEM;
+	if (!k->cert_file != !k->key_file)
+		return -EINVAL;
 	k->host = strdup(s->host ? s->host : "-");
 	k->events = calloc(s->n_events + 1, sizeof(*k->events));
 	if (!k->name || !k->host || !k->events || (s->path && !k->path))
@@ -81,8 +111,12 @@ void sink_free(struct sink *k)
 {
 	if (!k)
 		return;
+	/* Stopping: nobody to tell of a failed save, which only means duplicates later. */
+	(void)save_cursor(k, true);
 	sink_io_close(k);
+	sink_tls_free(k);
 	buf_free(&k->out);
+	follow_buf_free(&k->rd);
 	buf_free(&k->ocsf);
 	buf_free(&k->http);
 	for (size_t i = 0; k->events && k->events[i]; i++)
@@ -92,6 +126,10 @@ void sink_free(struct sink *k)
 	free(k->path);
 	free(k->url);
 	free(k->token);
+	free(k->ca_file);
+	free(k->server_name);
+	free(k->cert_file);
+	free(k->key_file);
 	free(k->host);
 	free(k);
 }
@@ -99,6 +137,16 @@ void sink_free(struct sink *k)
 const char *sink_name(const struct sink *k)
 {
 	return k->name;
+}
+
+const char *sink_last_error(const struct sink *k)
+{
+	return k->err_detail;
+}
+
+bool sink_is_syslog(const struct sink *k)
+{
+	return k->s.kind == SINK_SYSLOG_TCP || k->s.kind == SINK_SYSLOG_TLS;
 }
 
 static int on_line(void *ctx, const char *line, size_t len, const struct follow_pos *pos)
@@ -113,7 +161,8 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 	(void)pos;
 	/* A line without an envelope is damage that verify reports; it is not sent. */
 	if (line_envelope_parse(line, len, &env) ||
-	    !sink_filter_pass(k->events, k->s.n_events, env.event, env.event_len))
+	    !sink_filter_pass(k->events, k->s.n_events, env.event, env.event_len) ||
+	    !sink_verbosity_pass(k->s.verbosity, env.event, env.event_len, line, len))
 		return 0;
 	if (k->s.format == SINK_OCSF) {
 		buf_reset(&k->ocsf);
@@ -123,7 +172,7 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 		msg = k->ocsf.data;
 		msg_len = k->ocsf.len;
 	}
-	if (k->s.kind == SINK_SYSLOG_TCP)
+	if (sink_is_syslog(k))
 		return sink_syslog_frame(&k->out, k->host, line, len, msg, msg_len);
 	if (k->s.kind == SINK_HEC)
 		return sink_hec_event(&k->out, k->host, line, len, msg, msg_len,
@@ -153,7 +202,8 @@ static int confirm(struct sink *k)
 		return 0;
 	memmove(k->pending, k->pending + done, (k->n_pending - done) * sizeof(k->pending[0]));
 	k->n_pending -= done;
-	return sink_cursor_save(k->cursor_path, &k->committed);
+	k->dirty = true;
+	return save_cursor(k, false);
 }
 
 /* Rewinds to what is durable and schedules the retry with exponential backoff. */
@@ -174,9 +224,12 @@ static int delivered(struct sink *k, const struct follow_cursor *c)
 {
 	k->sent = *c;
 	k->backoff_ms = 0;
-	if (k->s.kind != SINK_SYSLOG_TCP) {
+	if (!sink_is_syslog(k)) {
 		k->committed = *c;
-		return sink_cursor_save(k->cursor_path, &k->committed);
+		k->dirty = true;
+		/* A file sink's lines are on disk already: its cursor follows at once, so a
+		 * restart writes every line once. */
+		return save_cursor(k, k->s.kind == SINK_FILE || k->s.kind == SINK_STDOUT);
 	}
 	k->pending[k->n_pending++] = (struct sink_pending){ *c, sink_now_ms() };
 	return 0;
@@ -187,9 +240,9 @@ static int prepare(struct sink *k)
 {
 	int ret = sink_io_open(k);
 
-	if (ret == 0 && k->s.kind == SINK_SYSLOG_TCP)
+	if (ret == 0 && sink_is_syslog(k))
 		ret = sink_io_alive(k);
-	if (ret == 0 && k->s.kind == SINK_SYSLOG_TCP)
+	if (ret == 0 && sink_is_syslog(k))
 		ret = confirm(k);
 	return ret;
 }
@@ -199,8 +252,10 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	struct sink *k = ctx;
 	struct follow_cursor c;
 	size_t n = 0;
-	int ret = prepare(k);
+	int ret;
 
+	k->err_detail[0] = '\0';   /* what the failure below, if any, explains */
+	ret = prepare(k);
 	*progressed = 0;
 	if (ret)
 		return fail(k, ret, retry_ms);
@@ -208,7 +263,7 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 		return 0;   /* the receiver is slow: wait for confirmations */
 	c = k->sent;
 	buf_reset(&k->out);
-	ret = follow_read(k->journal_dir, &c, k->s.batch_lines, on_line, k, &n);
+	ret = follow_read_buf(k->journal_dir, &c, k->s.batch_lines, on_line, k, &n, &k->rd);
 	if (ret == -ENOENT)
 		return 0;   /* no journal yet */
 	if (ret == 0 && k->out.len)
@@ -216,7 +271,7 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	if (ret)
 		return fail(k, ret, retry_ms);
 	if (n == 0)
-		return 0;
+		return save_cursor(k, true);   /* caught up: nothing may wait in memory */
 	k->lines_sent += n;
 	*progressed = n;
 	return delivered(k, &c);

@@ -7,7 +7,8 @@
  * filter, so the receiver holds the anchors that expose a cut-off tail.
  *
  * Kinds: file (appended, fdatasync'd before the cursor moves; for Vector or Fluent Bit
- * to tail), stdout, syslog over TCP (RFC 5424 messages, RFC 6587 octet counting), and
+ * to tail), stdout, syslog over TCP (RFC 5424 messages, RFC 6587 octet counting) and
+ * over TLS (RFC 5425: the same octet-counted messages in a TLS session), and
  * over HTTP with libcurl: Splunk HEC and OTLP/HTTP logs (JSON), where a 2xx answer to
  * the batch's POST is the receiver's acknowledgement.
  * TCP has no application acknowledgement: a batch is confirmed once the peer's TCP
@@ -24,21 +25,39 @@
 
 #include "common/buf.h"
 
-enum sink_kind { SINK_FILE, SINK_STDOUT, SINK_SYSLOG_TCP, SINK_HEC, SINK_OTLP_HTTP };
+enum sink_kind { SINK_FILE, SINK_STDOUT, SINK_SYSLOG_TCP, SINK_HEC, SINK_OTLP_HTTP,
+		 SINK_SYSLOG_TLS };
 enum sink_format { SINK_NATIVE, SINK_OCSF };   /* the journal's lines, or OCSF 1.8 */
+
+/*
+ * How much a sink sends (docs/investigation.md, "Verbosity"): each event type has a
+ * level and a sink sends the lines at or below its own. Lines are never cut down (a
+ * SIEM must be able to re-hash them), so verbosity chooses lines, not fields.
+ * 0 (the zero value) is full.
+ */
+enum sink_verbosity {
+	SINK_VERBOSITY_FULL = 0,      /* everything, with net.flow and journal.heartbeat */
+	SINK_VERBOSITY_MINIMAL = 1,   /* alerts, losses, blocked traffic, lifecycle */
+	SINK_VERBOSITY_SUMMARY = 2,   /* + what the sessions did: exec, files, names, tools */
+};
 
 struct sink_settings {
 	const char *name;                 /* names the cursor file: [A-Za-z0-9_-]+ */
 	enum sink_kind kind;
 	enum sink_format format;
 	const char *path;                 /* SINK_FILE */
-	const struct sockaddr *addr;      /* SINK_SYSLOG_TCP */
+	const struct sockaddr *addr;      /* SINK_SYSLOG_TCP, SINK_SYSLOG_TLS */
 	socklen_t addr_len;
 	const char *host;                 /* syslog HOSTNAME, HEC host, OTLP host.name */
 	const char *url;                  /* SINK_HEC, SINK_OTLP_HTTP: where to POST */
 	const char *token;                /* SINK_HEC: "Authorization: Splunk TOKEN" */
+	/* TLS (syslog_tls; https URLs): the CAs the receiver's certificate must chain to
+	 * (NULL: the system's), the name it must carry (NULL: the address connected to),
+	 * and a client certificate and key (PEM; both or neither). */
+	const char *ca_file, *server_name, *cert_file, *key_file;
 	char *const *events;              /* event types, "x.*" = prefix; none: all */
 	size_t n_events;
+	enum sink_verbosity verbosity;    /* applies with events: a line must pass both */
 	uint64_t retry_min_ms, retry_max_ms;
 	uint64_t batch_lines;
 	uint64_t confirm_ms;              /* syslog: hold before a sent batch is confirmed */
@@ -49,6 +68,14 @@ struct sink_settings {
  * matches by prefix "x."). No filters pass everything; journal.checkpoint always passes.
  */
 bool sink_filter_pass(char *const *filters, size_t n, const char *event, size_t event_len);
+
+/*
+ * Whether a line of type event passes verbosity v. line (len bytes) is looked at only
+ * for net.* lines, whose "verdict":"blocked" puts them at minimal. journal.checkpoint
+ * always passes; a type not in the table is summary.
+ */
+bool sink_verbosity_pass(enum sink_verbosity v, const char *event, size_t event_len,
+			 const char *line, size_t len);
 
 /*
  * Appends one RFC 6587 octet-counted RFC 5424 message for a journal line:
@@ -88,6 +115,9 @@ int sink_new(struct sink **out, const char *state_dir, const struct sink_setting
 int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms);
 
 const char *sink_name(const struct sink *s);
+
+/* The detail of the last failure (OpenSSL's reason, curl's message), or "" when none. */
+const char *sink_last_error(const struct sink *s);
 
 /* libcurl's process-wide setup, once, before any HTTP sink starts (not thread-safe). */
 int sink_curl_global_init(void);

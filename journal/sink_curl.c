@@ -10,6 +10,9 @@
 
 #include "journal/sink_impl.h"
 
+_Static_assert(sizeof(((struct sink *)0)->err_detail) >= CURL_ERROR_SIZE,
+	       "libcurl's error buffer is err_detail");
+
 static size_t discard(char *p, size_t size, size_t n, void *ctx)
 {
 	(void)p;
@@ -55,6 +58,14 @@ int sink_curl_open(struct sink *k)
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 15L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, k->err_detail);   /* CURL_ERROR_SIZE */
+	/* https: the same TLS settings as syslog_tls (NULL leaves curl's defaults). */
+	if (k->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, k->ca_file);
+	if (k->cert_file) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, k->cert_file);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, k->key_file);
+	}
 	k->curl = c;
 	return 0;
 }

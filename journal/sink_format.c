@@ -24,6 +24,48 @@ bool sink_filter_pass(char *const *filters, size_t n, const char *event, size_t 
 	return false;
 }
 
+/* The level of each type (1 minimal, 2 summary, 3 full); a prefix ends in '.'. */
+static const struct {
+	const char *event;
+	int level;
+} levels[] = {
+	{ "alert", 1 }, { "sensor.loss", 1 }, { "session.", 1 }, { "package.install", 1 },
+	{ "resource.limit", 1 }, { "control.denied", 1 }, { "daemon.", 1 },
+	{ "gateway.start", 1 }, { "retention.", 1 }, { "journal.open", 1 },
+	{ "journal.segment", 1 }, { "journal.recovery", 1 }, { "journal.disk_full", 1 },
+	{ "process.", 2 }, { "file.", 2 }, { "net.connect", 2 }, { "net.dns", 2 },
+	{ "tool.invoke", 2 },
+	{ "net.flow", 3 }, { "journal.heartbeat", 3 },
+};
+
+static int level_of(const char *event, size_t len)
+{
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		size_t n = strlen(levels[i].event);
+		bool prefix = levels[i].event[n - 1] == '.';
+
+		if ((prefix ? len > n : len == n) && memcmp(event, levels[i].event, n) == 0)
+			return levels[i].level;
+	}
+	return 2;
+}
+
+bool sink_verbosity_pass(enum sink_verbosity v, const char *event, size_t event_len,
+			 const char *line, size_t len)
+{
+	static const char cp[] = "journal.checkpoint", blocked[] = "\"verdict\":\"blocked\"";
+	int max = v == SINK_VERBOSITY_MINIMAL ? 1 : v == SINK_VERBOSITY_SUMMARY ? 2 : 3;
+
+	if (max == 3 || (event_len == sizeof(cp) - 1 && memcmp(event, cp, event_len) == 0))
+		return true;
+	if (level_of(event, event_len) <= max)
+		return true;
+	/* Blocked traffic is what a SOC wants first. Inside a JSON string every '"' is
+	 * escaped, so these bytes can only be the gateway's own "verdict" key. */
+	return event_len > 4 && memcmp(event, "net.", 4) == 0 &&
+	       memmem(line, len, blocked, sizeof(blocked) - 1) != NULL;
+}
+
 /* PRINTUSASCII (33..126) only, at most max bytes; "-" (NILVALUE) when empty. */
 static void put_token(struct buf *b, const char *s, size_t n, size_t max)
 {

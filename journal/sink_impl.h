@@ -6,8 +6,13 @@
 #include "journal/sink.h"
 
 struct curl_slist;
+struct ssl_ctx_st;
+struct ssl_st;
 
 #define SINK_PENDING_MAX 256
+/* Network sinks save their durable cursor at most this often (and when idle, and at
+ * stop): a save is an fsync, and one per batch held a busy sink to the disk's pace. */
+#define SINK_SAVE_MS 250
 
 /* A batch sent over TCP and not yet confirmed: the cursor after it, when it was sent. */
 struct sink_pending {
@@ -18,6 +23,10 @@ struct sink_pending {
 struct sink {
 	struct sink_settings s;           /* strings below are owned copies */
 	char *name, *path, *host, **events, *url, *token;
+	char *ca_file, *server_name, *cert_file, *key_file;
+	struct ssl_ctx_st *tls_ctx;       /* SSL_CTX *, syslog_tls: made at the first open */
+	struct ssl_st *tls;               /* SSL *, while connected */
+	char err_detail[256];             /* sink_last_error */
 	void *curl;                       /* CURL *, HTTP kinds */
 	struct curl_slist *headers;
 	struct buf http;                  /* the OTLP request around a batch */
@@ -30,7 +39,10 @@ struct sink {
 	size_t n_pending;
 	int fd;                           /* file or socket; -1 when closed */
 	uint64_t backoff_ms;              /* the next retry delay; 0 after a success */
+	bool dirty;                       /* committed moved since the last save */
+	uint64_t saved_ms;                /* when the cursor file was last written */
 	struct buf out;                   /* the batch being built */
+	struct follow_buf rd;             /* the follower's read buffer, kept */
 	struct buf ocsf;                  /* one line's OCSF rendering (format: ocsf) */
 	uint64_t lines_sent, reconnects;
 };
@@ -49,6 +61,20 @@ int sink_io_alive(struct sink *k);
 int sink_io_unacked(struct sink *k, int *bytes);
 
 uint64_t sink_now_ms(void);
+
+/* Whether the kind is syslog (TCP or TLS): confirmed by TCP acks, not by the receiver. */
+bool sink_is_syslog(const struct sink *k);
+/* The receiver's address without the port, for certificate checks. 0 or -EINVAL. */
+int sink_addr_str(const struct sink *k, char *out, size_t len);
+
+/* sink_tls.c: TLS over k->fd (connected). open: 0, -EKEYREJECTED (the receiver's
+ * certificate), -ECONNREFUSED, -EINVAL (CA, certificate or key files), -ENOMEM.
+ * write: all or -errno. drain: 0 while alive, -ECONNRESET. close keeps the context. */
+int sink_tls_open(struct sink *k);
+int sink_tls_write(struct sink *k, const char *data, size_t len);
+int sink_tls_drain(struct sink *k);
+void sink_tls_close(struct sink *k);
+void sink_tls_free(struct sink *k);
 
 /* sink_curl.c: the HTTP transport. post: 0 on a 2xx answer, else -errno. */
 int sink_curl_open(struct sink *k);

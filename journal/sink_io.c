@@ -1,10 +1,13 @@
-/* A sink's transport (journal/sink_impl.h): a file, stdout, or a TCP connection. */
+/* A sink's transport (journal/sink_impl.h): a file, stdout, a TCP connection (with TLS
+ * for syslog_tls, journal/sink_tls.c), or libcurl (journal/sink_curl.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
+#include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,8 +53,10 @@ static int open_tcp(struct sink *k)
 
 	if (fd < 0)
 		return -errno;
-	/* A receiver that stops reading must not hold this thread forever. */
+	/* A receiver that stops reading (or, for TLS, answering) must not hold this thread
+	 * forever. */
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	ret = connect_bounded(fd, (const struct sockaddr *)&k->addr, k->s.addr_len);
 	if (ret) {
@@ -59,7 +64,20 @@ static int open_tcp(struct sink *k)
 		return ret;
 	}
 	k->fd = fd;
+	if (k->s.kind == SINK_SYSLOG_TLS && (ret = sink_tls_open(k)) != 0) {
+		sink_io_close(k);
+		return ret;
+	}
 	return 0;
+}
+
+int sink_addr_str(const struct sink *k, char *out, size_t len)
+{
+	const void *a = k->addr.ss_family == AF_INET
+				? (const void *)&((const struct sockaddr_in *)&k->addr)->sin_addr
+				: (const void *)&((const struct sockaddr_in6 *)&k->addr)->sin6_addr;
+
+	return inet_ntop(k->addr.ss_family, a, out, (socklen_t)len) ? 0 : -EINVAL;
 }
 
 int sink_io_open(struct sink *k)
@@ -77,6 +95,7 @@ int sink_io_open(struct sink *k)
 		k->fd = open(k->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		return k->fd < 0 ? -errno : 0;
 	case SINK_SYSLOG_TCP:
+	case SINK_SYSLOG_TLS:
 		return open_tcp(k);
 	}
 	return -EINVAL;
@@ -86,6 +105,8 @@ int sink_io_write(struct sink *k, const char *data, size_t len)
 {
 	if (k->s.kind == SINK_HEC || k->s.kind == SINK_OTLP_HTTP)
 		return sink_curl_post(k, data, len);
+	if (k->s.kind == SINK_SYSLOG_TLS)
+		return sink_tls_write(k, data, len);
 	while (len) {
 		ssize_t n = k->s.kind == SINK_SYSLOG_TCP ? send(k->fd, data, len, MSG_NOSIGNAL)
 							: write(k->fd, data, len);
@@ -107,6 +128,7 @@ int sink_io_write(struct sink *k, const char *data, size_t len)
 void sink_io_close(struct sink *k)
 {
 	sink_curl_close(k);
+	sink_tls_close(k);
 	if (k->fd >= 0)
 		close(k->fd);
 	k->fd = -1;
@@ -123,6 +145,8 @@ int sink_io_alive(struct sink *k)
 		return 0;
 	if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
 		return -ECONNRESET;
+	if (k->tls)
+		return sink_tls_drain(k);   /* records, not bytes: OpenSSL reads them */
 	/* A syslog receiver says nothing; whatever it sends is read and ignored. */
 	while (recv(k->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
 		;

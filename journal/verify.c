@@ -74,6 +74,7 @@ static void check_root(struct vstate *vs, const uint8_t root[MERKLE_HASH_LEN],
 	}
 	if (vs->range.size > vs->last_good)
 		vs->last_good = vs->range.size;
+	vs->unconfirmed = 0;
 	vs->res->checkpoints++;
 }
 
@@ -176,6 +177,37 @@ static void seq_mismatch(struct vstate *vs, const struct verify_envelope *env,
 
 static const char checkpoint_event[] = "journal.checkpoint";
 
+/*
+ * The line carries seq > expect: when purged segments cover [expect, seq) exactly, the
+ * tree and the chain go on from the last one's recorded state. true when bridged.
+ */
+static bool bridge_purged(struct vstate *vs, const struct verify_envelope *env,
+			  uint64_t expect)
+{
+	const struct verify_purged *last = NULL;
+	struct verify_result *res = vs->res;
+	uint64_t at = expect;
+
+	for (size_t i = 0; i < vs->o->n_purged && at < env->seq; i++)
+		if (vs->o->purged[i].first_seq == at) {
+			last = &vs->o->purged[i];
+			at = last->last_seq + 1;
+		}
+	if (!last || at != env->seq || last->tree.size != env->seq ||
+	    memcmp(env->prev, last->next_prev, MERKLE_HASH_LEN) != 0)
+		return false;
+	vs->range = last->tree;
+	memcpy(vs->last_leaf, last->next_prev, MERKLE_HASH_LEN);
+	vs->unconfirmed = env->seq;
+	if (res->n_gaps < VERIFY_GAPS_MAX) {
+		res->gaps[res->n_gaps].first = expect;
+		res->gaps[res->n_gaps].last = env->seq - 1;
+	}
+	res->n_gaps++;
+	res->purged_lines += env->seq - expect;
+	return true;
+}
+
 int vs_line(struct vstate *vs, const char *line, size_t len)
 {
 	uint64_t expect = vs->range.size;
@@ -186,10 +218,14 @@ int vs_line(struct vstate *vs, const char *line, size_t len)
 		vs_fail(vs, VERIFY_MODIFIED, expect, "line does not parse");
 		return -1;
 	}
+	if (env.seq > expect && bridge_purged(vs, &env, expect))
+		expect = env.seq;
 	if (env.seq != expect) {
 		seq_mismatch(vs, &env, expect);
 		return -1;
 	}
+	if (vs->res->lines == 0)
+		vs->res->first_seq = expect;
 	if (memcmp(env.prev, vs->last_leaf, MERKLE_HASH_LEN) != 0) {
 		vs_fail(vs, VERIFY_MODIFIED, expect ? expect - 1 : 0,
 			expect ? "the next line's prev is not this line's hash"
@@ -248,6 +284,10 @@ int verify_journal(const struct verify_opts *o, struct verify_result *res)
 		ret = vs_read_segments(&vs);
 	if (ret == 0 && !vs.failed)
 		check_tail(&vs);
+	if (ret == 0 && !vs.failed && vs.unconfirmed)
+		vs_fail(&vs, VERIFY_MODIFIED, vs.unconfirmed, "the lines after a purged range "
+			"(from seq %llu) reach no checkpoint: the purge's record cannot be checked",
+			(unsigned long long)vs.unconfirmed);
 	res->ok = ret == 0 && !vs.failed;
 	if (res->ok)
 		snprintf(res->message, sizeof(res->message), "%llu lines, %llu checkpoints",

@@ -27,6 +27,18 @@ enum verify_kind {
 };
 
 #define VERIFY_MSG_MAX 256
+#define VERIFY_GAPS_MAX 8
+
+/*
+ * A segment retention purged (its tombstone): the seqs it held and the Merkle state
+ * after it. Not trusted by itself: the lines after it must reach a checkpoint whose
+ * signed root matches, which only the true state can give.
+ */
+struct verify_purged {
+	uint64_t first_seq, last_seq;
+	struct merkle_range tree;             /* after last_seq: tree.size == last_seq + 1 */
+	uint8_t next_prev[MERKLE_HASH_LEN];   /* the hash of line last_seq */
+};
 
 struct verify_result {
 	bool ok;                   /* nothing wrong */
@@ -35,6 +47,10 @@ struct verify_result {
 	uint64_t lines;            /* lines read and checked */
 	uint64_t checkpoints;      /* checkpoint notes whose signature and root matched */
 	uint64_t last_seq;         /* seq of the last line read (valid when lines > 0) */
+	uint64_t first_seq;        /* seq of the first line read (0 unless purged) */
+	uint64_t purged_lines;     /* seqs bridged over purged segments */
+	size_t n_gaps;             /* purged seq ranges bridged (the first few below) */
+	struct { uint64_t first, last; } gaps[VERIFY_GAPS_MAX];
 	char message[VERIFY_MSG_MAX];   /* human explanation, one line */
 };
 
@@ -42,10 +58,14 @@ struct verify_opts {
 	const char *journal_dir;              /* holds the segments and `checkpoints` */
 	const struct note_verifier *key;      /* the trusted key */
 	const char *checkpoint_file;          /* external checkpoint note(s), or NULL */
+	const struct verify_purged *purged;   /* tombstones, sorted by first_seq */
+	size_t n_purged;
 };
 
 /*
- * Verifies the journal. Returns 0 when the verification ran to a verdict (res->ok says
+ * Verifies the journal. A run of missing seqs that purged segments cover exactly is
+ * bridged with the last one's Merkle state (res->gaps), provided a checkpoint after it
+ * then verifies; a bridge no checkpoint confirms is damage (modified). Returns 0 when the verification ran to a verdict (res->ok says
  * which), or -errno when it could not (journal_dir or a segment unreadable: -ENOENT,
  * -EACCES, -EIO; checkpoint_file unreadable; -ENOMEM). A directory with no segment
  * yields -ENOENT.

@@ -22,6 +22,8 @@ struct vstate {
 	struct merkle_range range;          /* size == next expected seq */
 	uint8_t last_leaf[MERKLE_HASH_LEN]; /* the next line's expected prev */
 	uint64_t last_good;                 /* size of the last checkpoint that matched */
+	uint64_t unconfirmed;               /* seq after a bridged purge no checkpoint has
+					       confirmed yet; 0 when none */
 	struct ext_cp *ext;                 /* sorted by size */
 	size_t next, cap, next_ext;         /* used, allocated, first not yet reached */
 	char **segs;                        /* segment paths in order */

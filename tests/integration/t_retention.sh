@@ -3,7 +3,10 @@
 # period move to STATE/cold as zstd seekable files with manifests, each move recorded as
 # a retention.archive event; `query --include-cold` reads them back byte for byte; past
 # the cold period they are purged (retention.purge) except those a legal hold covers.
-# `sandgate verify` checks the cold files against their manifests and the whole chain.
+# `sandgate verify` checks the cold files against their manifests and the whole chain;
+# after a purge it still passes on what remains, bridging each purged range with its
+# tombstone's Merkle state, and says which range it verified; a forged or missing
+# tombstone fails.
 . "$(dirname "$0")/lib.sh"
 require_root
 command -v zstd >/dev/null || { echo "zstd missing"; echo "0 passed, 1 failed"; exit 1; }
@@ -79,4 +82,23 @@ check "the held session's lines are all still answered" \
 	     "$(cat "$T_TMP"/orig/*.jsonl | grep '"session_id":"s-beta"')"
 check "s-alpha's lines outside held segments are gone" \
 	test "$("$BIN/sandgate" query --state-dir "$S" --include-cold --session s-alpha | wc -l)" -lt 13
+check "each purge leaves a tombstone with the Merkle state after it" \
+	test "$(ls "$S"/cold/*.purged.json | wc -l)" -eq "$(events_of retention.purge)" -a \
+	     "$(jq -s 'map(select(.tree.size == .last_seq + 1)) | length' "$S"/cold/*.purged.json)" -eq "$(events_of retention.purge)"
+out=$("$BIN/sandgate" verify "$S" 2>/dev/null)
+echo "$out"
+first_kept=$(cat "$S"/cold/*.manifest.json | jq -s 'map(.first_seq) | min')
+check "verify passes on what remains after the purge" "$BIN/sandgate" verify "$S" >/dev/null 2>&1
+says_range() { grep -qE "^verified: seq $first_kept\.\.[0-9]+ except [0-9]+ purged seqs in [0-9]+ range\(s\): 0\.\." <<<"$out"; }
+check "and says what it verified: from seq $first_kept, the purged ranges named" says_range
+t=$(ls "$S"/cold/*.purged.json | tail -n1)
+cp "$t" "$T_TMP/tomb"
+jq -c '.tree.hashes[0] = ("00" * 32)' "$T_TMP/tomb" >"$t"
+check "a forged tombstone tree fails verify (the next checkpoint's root does not match)" \
+	bash -c "'$BIN/sandgate' verify '$S' 2>&1 | grep -q 'rewritten\|modified'"
+rm "$t"
+check "a missing tombstone fails verify: the purged range shows as deleted" \
+	bash -c "'$BIN/sandgate' verify '$S' 2>&1 | grep -q ': deleted: '"
+cp "$T_TMP/tomb" "$t"
+check "with the tombstone back, verify passes again" "$BIN/sandgate" verify "$S" >/dev/null 2>&1
 finish

@@ -3,13 +3,15 @@
 # order (the file is fdatasync'd before its cursor moves), a filter keeps only the types
 # asked for plus every journal.checkpoint, a sink that cannot write retries with backoff
 # and catches up, and a restart resumes where the sink stood. An OCSF sink renders the
-# same lines as OCSF 1.8 events.
+# same lines as OCSF 1.8 events. A sink at verbosity minimal gets exactly the journal's
+# lines of the minimal types (no heartbeats), byte for byte.
 . "$(dirname "$0")/lib.sh"
 require_root
 
 ALL=$T_TMP/all.jsonl
 LATE=$T_TMP/late/daemon.jsonl
 OCSF=$T_TMP/ocsf.jsonl
+MIN=$T_TMP/min.jsonl
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<YAML
 journal:
@@ -24,6 +26,10 @@ sinks:
     kind: file
     format: ocsf
     path: $OCSF
+  - name: min
+    kind: file
+    verbosity: minimal
+    path: $MIN
   - name: late
     kind: file
     path: $LATE
@@ -65,4 +71,14 @@ check "the OCSF sink carries every line as an OCSF event with the native line in
 	test "$(jq -r .raw_data "$OCSF" | head -n "$(lines "$ALL")")" = "$(cat "$ALL")"
 check "OCSF events have class, type and metadata" \
 	test "$(jq -c 'select(.class_uid == null or .type_uid == null or .metadata.version != "1.8.0")' "$OCSF" | wc -l)" -eq 0
+check "the full sink has heartbeats" grep -q '"event":"journal.heartbeat"' "$ALL"
+MINRE='"prev":"[0-9a-f]{64}","event":"(alert|sensor\.loss|session\.[a-z_]+|package\.install|resource\.limit|control\.denied|daemon\.[a-z_]+|gateway\.start|retention\.[a-z_]+|journal\.(checkpoint|open|segment|recovery|disk_full))"'
+min_ok() {
+	test "$(cat "$MIN")" = "$(cat "$SG_STATE"/journal/*.jsonl | grep -E "$MINRE" | head -n "$(lines "$MIN")")" && return
+	diff <(cat "$MIN") <(cat "$SG_STATE"/journal/*.jsonl | grep -E "$MINRE" | head -n "$(lines "$MIN")") | head -n 6
+	return 1
+}
+check "the minimal sink: exactly the journal's lines of minimal types, in order" min_ok
+check "the minimal sink has daemon.start, checkpoints, and no heartbeat" bash -c \
+	"grep -q daemon.start '$MIN' && grep -q journal.checkpoint '$MIN' && ! grep -q journal.heartbeat '$MIN'"
 finish

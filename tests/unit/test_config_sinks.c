@@ -43,6 +43,10 @@ static void test_full(void **state)
 		"    retry_min: 100ms\n    retry_max: 10s\n    batch_lines: 50\n"
 		"  - name: splunk\n    kind: hec\n    format: ocsf\n"
 		"    url: https://198.18.7.6:8088/services/collector/event\n    token: t\n"
+		"  - name: tls\n    kind: syslog_tls\n    address: 198.18.7.10:6514\n"
+		"    ca_file: /etc/sg/ca.pem\n    cert_file: /etc/sg/c.pem\n"
+		"    key_file: /etc/sg/c.key\n    server_name: rsyslog.lab.test\n"
+		"    verbosity: minimal\n"
 		"retention:\n  hot: 7d\n  cold: 30d\n  hold_all: true\n  hold_sessions: [s1, s2]\n";
 	struct config_errors e = CONFIG_ERRORS_INIT;
 	struct sg_config *c = NULL;
@@ -52,7 +56,14 @@ static void test_full(void **state)
 	assert_int_equal(load(yaml, &c, &e), 0);
 	assert_false(c->invest.index_enabled);
 	assert_int_equal(c->invest.index_poll_ms, 250);
-	assert_int_equal(c->invest.n_sinks, 3);
+	assert_int_equal(c->invest.n_sinks, 4);
+	assert_int_equal(c->invest.sinks[3].kind, SG_SINK_SYSLOG_TLS);
+	assert_string_equal(c->invest.sinks[3].ca_file, "/etc/sg/ca.pem");
+	assert_string_equal(c->invest.sinks[3].cert_file, "/etc/sg/c.pem");
+	assert_string_equal(c->invest.sinks[3].key_file, "/etc/sg/c.key");
+	assert_string_equal(c->invest.sinks[3].server_name, "rsyslog.lab.test");
+	assert_int_equal(c->invest.sinks[3].verbosity, SG_SINK_MINIMAL);
+	assert_int_equal(c->invest.sinks[0].verbosity, SG_SINK_FULL);
 	assert_int_equal(c->invest.sinks[2].kind, SG_SINK_HEC);
 	assert_int_equal(c->invest.sinks[2].format, SG_SINK_OCSF);
 	assert_string_equal(c->invest.sinks[2].token, "t");
@@ -118,6 +129,14 @@ static void test_errors(void **state)
 		     "t.yaml:5");
 	expect_error("retention:\n  hot: 10d\n  cold: 1d\n", "hot is longer than cold");
 	expect_error("sinks: {}\n", "t.yaml:1");
+	expect_error("sinks:\n  - name: a\n    kind: syslog_tls\n", "kind syslog_tls needs an address");
+	expect_error("sinks:\n  - name: a\n    kind: syslog_tls\n    address: 198.18.7.10:6514\n"
+		     "    cert_file: /c.pem\n", "cert_file and key_file go together");
+	expect_error("sinks:\n  - name: a\n    kind: syslog_tls\n    address: 198.18.7.10:6514\n"
+		     "    ca_file: ca.pem\n", "expected an absolute path");
+	expect_error("sinks:\n  - name: a\n    kind: syslog_tls\n    address: 198.18.7.10:6514\n"
+		     "    server_name: \"a b\"\n", "expected a DNS name");
+	expect_error("sinks:\n  - name: a\n    kind: stdout\n    verbosity: loud\n", "t.yaml:4");
 }
 
 int main(void)

@@ -104,9 +104,53 @@ static void test_other_classes(void **state)
 	assert_string_equal(str_at(o, "file_result", "path"), "/b");
 	json_decref(o);
 	o = render(HEAD("journal.heartbeat") ",\"next_seq\":10}");
+	assert_int_equal(int_at(o, "class_uid"), 1008);
+	assert_int_equal(int_at(o, "type_uid"), 100899);
+	assert_string_equal(str_at(o, "log_name", NULL), "journal");
+	json_decref(o);
+	o = render(HEAD("x.unknown") ",\"a\":1}");
 	assert_int_equal(int_at(o, "class_uid"), 0);
 	assert_int_equal(int_at(o, "type_uid"), 99);
 	json_decref(o);
+}
+
+/* Every type sandgate writes has a class of its own (none falls to Base Event). */
+static void test_every_type(void **state)
+{
+	static const struct { const char *ev; int cls, act; } want[] = {
+		{ "process.uid_change", 1007, 5 }, { "session.attach", 6002, 99 },
+		{ "session.adopt", 6002, 99 }, { "daemon.start", 6002, 3 },
+		{ "daemon.stop", 6002, 4 }, { "daemon.reload", 6002, 99 },
+		{ "gateway.start", 6002, 3 }, { "model.summary", 6003, 99 },
+		{ "detail.read", 6003, 2 }, { "control.denied", 3002, 1 },
+		{ "journal.open", 1008, 6 }, { "journal.segment", 1008, 5 },
+		{ "journal.checkpoint", 1008, 99 }, { "journal.recovery", 1008, 99 },
+		{ "journal.disk_full", 1008, 99 }, { "retention.archive", 1008, 4 },
+		{ "retention.purge", 1008, 2 }, { "sensor.loss", 1008, 99 },
+	};
+	char line[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		json_t *o;
+
+		snprintf(line, sizeof(line), HEAD("%s") ",\"uid\":7,\"reason\":\"r\","
+			 "\"segment\":\"00000000000000000010.jsonl\",\"version\":\"0.1\"}",
+			 want[i].ev);
+		o = render(line);
+		assert_int_equal(int_at(o, "class_uid"), want[i].cls);
+		assert_int_equal(int_at(o, "activity_id"), want[i].act);
+		assert_int_equal(int_at(o, "type_uid"), want[i].cls * 100 + want[i].act);
+		if (want[i].cls == 3002) {
+			assert_int_equal(int_at(o, "status_id"), 2);
+			assert_string_equal(str_at(o, "user", "uid"), "7");
+		}
+		if (want[i].cls == 1008)
+			assert_string_equal(str_at(o, "file", "name"), "00000000000000000010.jsonl");
+		if (strncmp(want[i].ev, "daemon.", 7) == 0)
+			assert_string_equal(str_at(o, "app", "name"), "sandgated");
+		json_decref(o);
+	}
 }
 
 static void test_not_a_line(void **state)
@@ -126,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_network_and_dns),
 		cmocka_unit_test(test_other_classes),
+		cmocka_unit_test(test_every_type),
 		cmocka_unit_test(test_not_a_line),
 	};
 

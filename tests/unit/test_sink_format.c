@@ -57,6 +57,44 @@ static void test_filters(void **state)
 	assert_true(sink_filter_pass(filters, 2, "journal.checkpoint", 18));
 }
 
+#define PASS(v, ev, line) sink_verbosity_pass(v, ev, strlen(ev), line, strlen(line))
+
+static void test_verbosity(void **state)
+{
+	static const char allowed[] = LINE("net.connect") ",\"verdict\":\"allowed\"}";
+	static const char blocked[] = "{\"x\":1,\"verdict\":\"blocked\",\"reason\":\"policy\"}";
+	static const char quoted[] = "{\"cmd\":\"echo \\\"verdict\\\":\\\"blocked\\\"\"}";
+	enum sink_verbosity full = SINK_VERBOSITY_FULL, sum = SINK_VERBOSITY_SUMMARY,
+			    min = SINK_VERBOSITY_MINIMAL;
+
+	(void)state;
+	assert_true(PASS(full, "net.flow", allowed));
+	assert_true(PASS(full, "journal.heartbeat", ""));
+	assert_false(PASS(sum, "net.flow", allowed));
+	assert_false(PASS(sum, "journal.heartbeat", ""));
+	assert_true(PASS(sum, "process.exec", ""));
+	assert_true(PASS(sum, "file.read", ""));
+	assert_true(PASS(sum, "net.dns", allowed));
+	assert_true(PASS(sum, "some.new_type", ""));
+	assert_true(PASS(sum, "alert", ""));
+	assert_false(PASS(min, "process.exec", ""));
+	assert_false(PASS(min, "net.connect", allowed));
+	assert_false(PASS(min, "some.new_type", ""));
+	assert_true(PASS(min, "net.connect", blocked));
+	assert_true(PASS(min, "net.flow", blocked));
+	assert_false(PASS(min, "process.exec", quoted));   /* only net.* looks at verdict */
+	assert_false(PASS(min, "net.connect", quoted));    /* escaped: not the key */
+	assert_true(PASS(min, "alert", ""));
+	assert_true(PASS(min, "sensor.loss", ""));
+	assert_true(PASS(min, "session.terminate", ""));
+	assert_false(PASS(min, "session", ""));
+	assert_true(PASS(min, "daemon.start", ""));
+	assert_true(PASS(min, "retention.purge", ""));
+	assert_true(PASS(min, "journal.checkpoint", ""));
+	assert_false(PASS(min, "journal.heartbeat", ""));
+	assert_true(PASS(min, "package.install", ""));
+}
+
 static void test_syslog_frame(void **state)
 {
 	static const char line[] = LINE("alert");
@@ -120,6 +158,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_verbosity),
 		cmocka_unit_test(test_syslog_frame),
 		cmocka_unit_test(test_hec_and_otlp),
 	};

@@ -319,6 +319,47 @@ static void test_envelope(void **st)
 	assert_int_equal(verify_parse_envelope("{}", 2, &e), -EINVAL);
 }
 
+/* Segment 0 purged by retention: its tombstone's Merkle state bridges the gap. */
+static void test_purged(void **st)
+{
+	struct tj *t = *st;
+	struct verify_purged p = { 0 };
+	struct verify_opts o = { .journal_dir = t->dir, .key = t->v, .purged = &p, .n_purged = 1 };
+	struct verify_result r;
+	char path[128], saved[160];
+	size_t len;
+	char *d = seg0(t, path, &len), *l = d, *nl;
+
+	merkle_range_init(&p.tree);
+	for (; (nl = strchr(l, '\n')); l = nl + 1) {
+		merkle_leaf_hash(l, (size_t)(nl - l), p.next_prev);
+		assert_int_equal(merkle_range_append(&p.tree, p.next_prev), 0);
+	}
+	p.last_seq = p.tree.size - 1;
+	snprintf(saved, sizeof(saved), "%s.purged", path);
+	assert_int_equal(rename(path, saved), 0);
+	assert_int_equal(verify_journal(&o, &r), 0);
+	assert_true(r.ok);
+	assert_int_equal(r.first_seq, p.tree.size);
+	assert_int_equal(r.n_gaps, 1);
+	assert_int_equal(r.gaps[0].first, 0);
+	assert_int_equal(r.gaps[0].last, p.last_seq);
+	assert_int_equal(r.purged_lines, p.tree.size);
+	assert_true(r.checkpoints >= 2);
+	p.tree.range[0][0] ^= 1;   /* a forged tombstone: the next checkpoint says so */
+	assert_int_equal(verify_journal(&o, &r), 0);
+	assert_int_equal(r.kind, VERIFY_REWRITTEN);
+	p.tree.range[0][0] ^= 1;
+	p.next_prev[0] ^= 1;       /* the first line left does not link to it: not bridged */
+	assert_int_equal(verify_journal(&o, &r), 0);
+	expect(r, VERIFY_DELETED, 0);
+	o.n_purged = 0;            /* no tombstone: the range was deleted */
+	assert_int_equal(verify_journal(&o, &r), 0);
+	expect(r, VERIFY_DELETED, 0);
+	assert_int_equal(rename(saved, path), 0);
+	free(d);
+}
+
 static void test_empty_dir(void **st)
 {
 	char dir[] = "/tmp/test_verify_empty.XXXXXX";
@@ -344,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_signatures),
 		cmocka_unit_test(test_empty_dir),
+		cmocka_unit_test(test_purged),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
