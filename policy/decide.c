@@ -7,6 +7,7 @@
  */
 #include "policy/policy_int.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -347,4 +348,41 @@ void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
 		decide_bound(p, f, &fn, d);
 	else
 		decide(p, d, true, "not_allowed", NULL);
+}
+
+/* ---- kernel bindings -------------------------------------------------------------- */
+
+static void port_add(uint16_t *ports, size_t max, size_t *n, uint16_t port)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (ports[i] == port)
+			return;
+	if (*n < max)
+		ports[(*n)++] = port;
+}
+
+int policy_bind_ports(const struct policy *p, const char *name, uint16_t *ports,
+		      size_t max, size_t *n)
+{
+	struct name_match m, pm;
+	bool any = false;
+
+	*n = 0;
+	if (!name || !*name || strcmp(name, CANARY) == 0)
+		return -ENOENT;
+	match_name(p, name, 0, true, &m);
+	if (m.deny || !m.allow || (m.doh && p->settings.doh == SG_BLOCK))
+		return -ENOENT;
+	/* The allow rules of the one node that matched (the most specific), all ports. */
+	for (const struct pol_rule *r = m.allow; r; r = r->next) {
+		if (r->n_ports == 0)
+			any = true;
+		for (size_t i = 0; i < r->n_ports; i++) {
+			/* A deny rule listing this port for the name wins: no element. */
+			match_name(p, name, r->ports[i], false, &pm);
+			if (!pm.deny)
+				port_add(ports, max, n, r->ports[i]);
+		}
+	}
+	return any ? 1 : 0;
 }
