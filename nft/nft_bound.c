@@ -73,8 +73,12 @@ static int key_add(struct nftnl_set *s, const uint8_t *key, uint32_t len, uint64
 		nftnl_set_elem_free(e);
 		return -ENOMEM;
 	}
-	if (timeout)
+	/* Expiration too: re-adding an element with an unchanged timeout updates only
+	 * what is given, and the expiration is what must restart. */
+	if (timeout) {
 		nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, timeout);
+		nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, timeout);
+	}
 	nftnl_set_elem_add(s, e);
 	return 0;
 }

@@ -361,6 +361,33 @@ static void port_add(uint16_t *ports, size_t max, size_t *n, uint16_t port)
 		ports[(*n)++] = port;
 }
 
+/* True when a deny rule for some port matches name (exact, or a wildcard's suffix). */
+static bool deny_some_port(const struct policy *p, const char *name)
+{
+	size_t len = strlen(name), labels = 1;
+	const struct name_node *n = name_table_find(&p->names, name, len);
+
+	if (n && n->r[NK_EXACT_DENY])
+		return true;
+	if (!p->wild_depths)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		labels += name[i] == '.';
+	for (const char *s = memchr(name, '.', len); s;) {
+		s++;
+		len -= (size_t)(s - name);
+		name = s;
+		labels--;
+		if (p->wild_depths & depth_bit(labels)) {
+			n = name_table_find(&p->names, s, len);
+			if (n && n->r[NK_WILD_DENY])
+				return true;
+		}
+		s = memchr(s, '.', len);
+	}
+	return false;
+}
+
 int policy_bind_ports(const struct policy *p, const char *name, uint16_t *ports,
 		      size_t max, size_t *n)
 {
@@ -384,5 +411,6 @@ int policy_bind_ports(const struct policy *p, const char *name, uint16_t *ports,
 				port_add(ports, max, n, r->ports[i]);
 		}
 	}
-	return any ? 1 : 0;
+	/* Every port but one a deny rule lists cannot be one set element: listed only. */
+	return any && !deny_some_port(p, name) ? 1 : 0;
 }
