@@ -141,6 +141,9 @@ int gateway_start(struct gateway *g)
 	int ret = start_ct(g);
 	unsigned i;
 
+	if (ret == 0 && !g->nft)
+		gw_kbind_open(g);
+
 	for (i = 0; ret == 0 && i < g->cfg.queues; i++)
 		ret = start_worker(g, i);
 	if (ret == 0)
@@ -186,6 +189,7 @@ void gateway_free(struct gateway *g)
 	if (!g)
 		return;
 	gateway_stop(g);
+	gw_kbind_close(g);
 	flowtab_free(g->flows);
 	dnsbind_free(g->binds);
 	dnspend_free(g->pend);
@@ -212,6 +216,7 @@ void gateway_session_unbind(struct gateway *g, uint32_t mark_id)
 	(void)marktab_del(g->marks, mark_id);
 	pthread_mutex_lock(&g->lock);
 	dnsbind_forget(g->binds, mark_id);
+	gw_kbind_flush(g, mark_id);   /* the mark may be given to another session */
 	gw_blocks_forget(g->blocks, mark_id);
 	pthread_mutex_unlock(&g->lock);
 }

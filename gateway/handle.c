@@ -76,7 +76,9 @@ void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k)
  * The flow of this packet (*reply: it is the flow's reply direction); a new one for a
  * packet matching no flow either way: the first packet of a flow is always queued in
  * its original direction (replies of undecided flows are not queued, except DNS, whose
- * query came first).
+ * query came first). It is the SYN, or, for a flow to an address bound in the kernel
+ * sets (gateway/kbind.c), whose SYN the kernel accepted, the handshake's ACK or the
+ * first data: the flow starts there, its stream at its first data segment.
  */
 static struct flow *flow_of(struct gateway *g, const struct gw_meta *m,
 			    const struct gw_pkt *p, const char *sid, bool *reply)
@@ -152,8 +154,9 @@ static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
 	}
 	if (!f->decided) {
 		f->npkts++;
-		/* At the SYN: a flow no name could allow is decided at once, so nothing of
-		 * it reaches the destination. (UDP's names come with its first packet.) */
+		/* At the SYN (or the first queued packet of a kernel-accepted SYN): a flow no
+		 * name could allow is decided at once, so nothing of it reaches the
+		 * destination. (UDP's names come with its first packet.) */
 		if (f->npkts == 1 && !reply && p->proto == IPPROTO_TCP &&
 		    gw_decide(g, f, pol, true))
 			on_decided(g, f, dc, l);

@@ -36,6 +36,8 @@ static const struct counter_def counters[] = {
 	C(blocked_dns, "DNS queries blocked by the policy"),
 	C(dns_synth, "Answers the gateway synthesised for blocked queries"),
 	C(violations, "Bursts of blocked attempts (policy.violation)"),
+	C(kbind_elements, "Bound-address elements added to the kernel sets"),
+	C(kbind_errors, "Kernel set updates that failed (those SYNs are queued instead)"),
 };
 #undef C
 

@@ -189,6 +189,51 @@ void nft_rb_th_load(struct nft_rb *rb, uint32_t offset, uint32_t len)
 	rb_add(rb, e);
 }
 
+void nft_rb_payload(struct nft_rb *rb, uint32_t base, uint32_t offset, uint32_t len,
+		    uint32_t dreg)
+{
+	struct nftnl_expr *e = rb_expr(rb, "payload");
+
+	if (e == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, offset);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+	rb_add(rb, e);
+}
+
+void nft_rb_mask(struct nft_rb *rb, const void *mask, uint32_t len)
+{
+	struct nftnl_expr *e = rb_expr(rb, "bitwise");
+	uint8_t zero[16] = { 0 };
+
+	if (e == NULL)
+		return;
+	if (len > sizeof(zero)) {
+		rb->err = -EINVAL;
+		nftnl_expr_free(e);
+		return;
+	}
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	rb_set(rb, e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+	rb_set(rb, e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+	rb_add(rb, e);
+}
+
+void nft_rb_lookup_from(struct nft_rb *rb, const char *set, uint32_t sreg)
+{
+	struct nftnl_expr *e = rb_expr(rb, "lookup");
+
+	if (e == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
+	rb_set_str(rb, e, NFTNL_EXPR_LOOKUP_SET, set);
+	rb_add(rb, e);
+}
+
 void nft_rb_verdict(struct nft_rb *rb, int verdict, const char *chain)
 {
 	struct nftnl_expr *e = rb_expr(rb, "immediate");

@@ -25,6 +25,8 @@ struct nftnl_rule;
 #define NFT_SET_IFACE      "iface_sessions"
 #define NFT_SET_ALLOW4     "allow4"
 #define NFT_SET_ALLOW6     "allow6"
+#define NFT_SET_ANY4       "bound4any"
+#define NFT_SET_ANY6       "bound6any"
 #define NFT_PRIO_STEER     (-150)   /* mangle: after conntrack (-200), ct exists */
 #define NFT_PRIO_VERDICT   (-140)   /* a queue verdict's ACCEPT resumes here */
 #define NFT_IFNAMES_MAX    64       /* per session: bounds one element message */
@@ -80,6 +82,13 @@ void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask);
 void nft_rb_lookup(struct nft_rb *rb, const char *set, int dreg);
 void nft_rb_socket_cgroup(struct nft_rb *rb, uint32_t level);
 void nft_rb_th_load(struct nft_rb *rb, uint32_t offset, uint32_t len);
+/* Loads len bytes at offset of header base into dreg (any register, for concatenations). */
+void nft_rb_payload(struct nft_rb *rb, uint32_t base, uint32_t offset, uint32_t len,
+		    uint32_t dreg);
+/* reg 1 &= mask (len bytes) */
+void nft_rb_mask(struct nft_rb *rb, const void *mask, uint32_t len);
+/* Membership test of the key starting at sreg (a concatenation) in set. */
+void nft_rb_lookup_from(struct nft_rb *rb, const char *set, uint32_t sreg);
 void nft_rb_verdict(struct nft_rb *rb, int verdict, const char *chain);
 void nft_rb_reject(struct nft_rb *rb, uint32_t type, uint8_t code);
 void nft_rb_counter(struct nft_rb *rb);

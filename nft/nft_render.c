@@ -10,6 +10,7 @@
 
 #define RESTORE "ct mark & 0xff000000 == 0x53000000 meta mark set ct mark goto session"
 #define CLASSIFY_TAIL "ct mark set meta mark goto session"
+#define SYN "tcp flags & (syn | ack) == syn"
 
 /* "queue [flags F] to N[-M]": the native statement, also printed for compat. */
 static void put_queue(FILE *f, const struct nft_options *o)
@@ -58,10 +59,15 @@ static void put_sets(FILE *f)
 {
 	fputs("\tmap " NFT_SET_CGROUP " {\n\t\ttype cgroupsv2 : mark\n\t}\n\n"
 	      "\tmap " NFT_SET_IFACE " {\n\t\ttype ifname : mark\n\t}\n\n"
-	      "\t# reserved for policy work: session . address . port, bound with a TTL\n"
+	      "\t# addresses allowed DNS answers bound: session . address . port, with the TTL\n"
 	      "\tset " NFT_SET_ALLOW4 " {\n\t\ttype mark . ipv4_addr . inet_service\n"
 	      "\t\tflags timeout\n\t}\n\n"
 	      "\tset " NFT_SET_ALLOW6 " {\n\t\ttype mark . ipv6_addr . inet_service\n"
+	      "\t\tflags timeout\n\t}\n\n"
+	      "\t# the same for names allowed on every port: session . address\n"
+	      "\tset " NFT_SET_ANY4 " {\n\t\ttype mark . ipv4_addr\n"
+	      "\t\tflags timeout\n\t}\n\n"
+	      "\tset " NFT_SET_ANY6 " {\n\t\ttype mark . ipv6_addr\n"
 	      "\t\tflags timeout\n\t}\n\n", f);
 }
 
@@ -82,7 +88,12 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	}
 	fputs("\t\tmeta mark & 0x00300000 == 0x00100000 accept\n"
 	      "\t\tmeta mark & 0x00300000 == 0x00200000 goto deny\n"
-	      "\t\tct direction reply accept\n\t\t", f);
+	      "\t\tct direction reply accept\n"
+	      "\t\t" SYN " meta mark . ip daddr . tcp dport @" NFT_SET_ALLOW4 " counter accept\n"
+	      "\t\t" SYN " meta mark . ip6 daddr . tcp dport @" NFT_SET_ALLOW6 " counter accept\n"
+	      "\t\t" SYN " tcp dport != 853 meta mark . ip daddr @" NFT_SET_ANY4 " counter accept\n"
+	      "\t\t" SYN " tcp dport != 853 meta mark . ip6 daddr @" NFT_SET_ANY6
+	      " counter accept\n\t\t", f);
 	put_queue(f, o);
 	fputs("\t}\n\n", f);
 }

@@ -7,6 +7,7 @@
  */
 #include "policy/policy_int.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -347,4 +348,69 @@ void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
 		decide_bound(p, f, &fn, d);
 	else
 		decide(p, d, true, "not_allowed", NULL);
+}
+
+/* ---- kernel bindings -------------------------------------------------------------- */
+
+static void port_add(uint16_t *ports, size_t max, size_t *n, uint16_t port)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (ports[i] == port)
+			return;
+	if (*n < max)
+		ports[(*n)++] = port;
+}
+
+/* True when a deny rule for some port matches name (exact, or a wildcard's suffix). */
+static bool deny_some_port(const struct policy *p, const char *name)
+{
+	size_t len = strlen(name), labels = 1;
+	const struct name_node *n = name_table_find(&p->names, name, len);
+
+	if (n && n->r[NK_EXACT_DENY])
+		return true;
+	if (!p->wild_depths)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		labels += name[i] == '.';
+	for (const char *s = memchr(name, '.', len); s;) {
+		s++;
+		len -= (size_t)(s - name);
+		name = s;
+		labels--;
+		if (p->wild_depths & depth_bit(labels)) {
+			n = name_table_find(&p->names, s, len);
+			if (n && n->r[NK_WILD_DENY])
+				return true;
+		}
+		s = memchr(s, '.', len);
+	}
+	return false;
+}
+
+int policy_bind_ports(const struct policy *p, const char *name, uint16_t *ports,
+		      size_t max, size_t *n)
+{
+	struct name_match m, pm;
+	bool any = false;
+
+	*n = 0;
+	if (!name || !*name || strcmp(name, CANARY) == 0)
+		return -ENOENT;
+	match_name(p, name, 0, true, &m);
+	if (m.deny || !m.allow || (m.doh && p->settings.doh == SG_BLOCK))
+		return -ENOENT;
+	/* The allow rules of the one node that matched (the most specific), all ports. */
+	for (const struct pol_rule *r = m.allow; r; r = r->next) {
+		if (r->n_ports == 0)
+			any = true;
+		for (size_t i = 0; i < r->n_ports; i++) {
+			/* A deny rule listing this port for the name wins: no element. */
+			match_name(p, name, r->ports[i], false, &pm);
+			if (!pm.deny)
+				port_add(ports, max, n, r->ports[i]);
+		}
+	}
+	/* Every port but one a deny rule lists cannot be one set element: listed only. */
+	return any && !deny_some_port(p, name) ? 1 : 0;
 }

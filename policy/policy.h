@@ -128,6 +128,18 @@ void policy_decide_flow(const struct policy *p, const struct policy_flow *f,
 void policy_decide_addr(const struct policy *p, int family, const uint8_t *dst,
 			uint16_t dport, uint8_t l4, struct policy_decision *d);
 
+/*
+ * The ports on which flows to the addresses of an allowed answer for name may open in
+ * the kernel (their first bytes are still decided by policy_decide_flow): the ports of
+ * the allow rules that match name (the most specific ones), less those a deny rule for
+ * name lists, at most max into ports (*n). Returns 1 when some rule allows every port
+ * and no deny rule for name lists a port (the ports listed too may still be
+ * returned), 0 when only the listed ports (maybe none), -ENOENT
+ * when the name is not allowed (denied, DoH endpoint, canary, no rule).
+ */
+int policy_bind_ports(const struct policy *p, const char *name, uint16_t *ports,
+		      size_t max, size_t *n);
+
 /* ---- private ranges (policy/ranges.c) ---- */
 
 /*

@@ -779,6 +779,35 @@ static void test_query_invalid(void **state)
 	assert_int_equal(d.verdict, POLICY_BLOCK);
 }
 
+/* The ports an allowed answer's addresses are bound on in the kernel sets. */
+static void test_bind_ports(void **state)
+{
+	uint16_t ports[4];
+	size_t n = 99;
+
+	(void)state;
+	assert_int_equal(policy_bind_ports(pd, "web.test", ports, 4, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ports[0], 443);
+	assert_int_equal(policy_bind_ports(pd, "example.test", ports, 4, &n), 1);
+	assert_int_equal(n, 0);
+	assert_int_equal(policy_bind_ports(pd, "a.b.wild.test", ports, 4, &n), 1);
+	assert_int_equal(policy_bind_ports(pd, "x.evil.test", ports, 4, &n), 1);
+	/* Allowed on every port but denied on 80: no any-port element. */
+	assert_int_equal(policy_bind_ports(pd, "port80.test", ports, 4, &n), 0);
+	assert_int_equal(n, 0);
+	/* Denied, a DoH endpoint, the canary, no rule, the wildcard's apex: none. */
+	assert_int_equal(policy_bind_ports(pd, "bad.evil.test", ports, 4, &n), -ENOENT);
+	assert_int_equal(policy_bind_ports(pd, "a.deny.test", ports, 4, &n), -ENOENT);
+	assert_int_equal(policy_bind_ports(pd, "dns.google", ports, 4, &n), -ENOENT);
+	assert_int_equal(policy_bind_ports(popn, "dns.google", ports, 4, &n), 1);
+	assert_int_equal(policy_bind_ports(pd, "use-application-dns.net", ports, 4, &n),
+			 -ENOENT);
+	assert_int_equal(policy_bind_ports(pd, "nope.test", ports, 4, &n), -ENOENT);
+	assert_int_equal(policy_bind_ports(pd, "wild.test", ports, 4, &n), -ENOENT);
+	assert_int_equal(policy_bind_ports(pd, "", ports, 4, &n), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest rows[] = {
@@ -822,6 +851,7 @@ int main(void)
 		cmocka_unit_test(row_m01_report_only),
 		cmocka_unit_test(test_find_and_settings),
 		cmocka_unit_test(test_query_invalid),
+		cmocka_unit_test(test_bind_ports),
 	};
 
 	return cmocka_run_group_tests_name("policy rows", rows, setup, teardown);

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Kernel bindings of allowed answers (docs/gateway.md "Kernel bindings"): after an
+# allowed dig the gateway namespace's sets hold (session mark . address . port) or, for a
+# name allowed on every port, (mark . address), with the answer's TTL clamped by
+# gateway.dns_ttl_min/max; the first connection right after the answer works and its SYN
+# is accepted in the kernel (the counter of the set's rule, not the queue); its first
+# bytes are still checked (sni_mismatch on a bound address); a port the rule does not
+# list is queued and refused; elements expire with their TTL, go on a reload and with
+# their session.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session_helpers.sh"
+. "$(dirname "$0")/gateway_lab.sh"
+require_root
+lab_up
+
+# A second resolver whose answers carry a long TTL (the lab's has TTL 0): clamped to max.
+ip -n "$PEER" addr add 198.18.1.3/24 dev peer0
+ip netns exec "$PEER" dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts \
+	--bind-interfaces --listen-address=198.18.1.3 --address=/web.test/198.18.1.2 \
+	--local-ttl=3600 --user=root --pid-file= 2>/dev/null &
+cleanup "kill $!"
+ip netns exec "$PEER" nft -f - <<'NFT'
+table inet sgkcount {
+	counter tls_data {}
+	chain in {
+		type filter hook input priority 0;
+		tcp dport 443 ip length > 120 counter name tls_data
+	}
+}
+NFT
+cleanup "ip netns exec '$PEER' nft delete table inet sgkcount"
+tls_data() { ip netns exec "$PEER" nft -j list counter inet sgkcount tls_data | jq '.nftables[1].counter.packets'; }
+
+METRICS_PORT=$((30000 + $$ % 20000))
+GW_ENFORCE=true gw_config "$T_TMP/c.yaml" "  resolvers: [198.18.1.2, 2001:db8:1::2, 198.18.1.3]
+  dns_ttl_min: 3s
+  dns_ttl_max: 5s
+policies:
+  default:
+    allow:
+      - domain: api.web.test
+        ports: [443]
+      - domain: \"*.ok.web.test\""
+start_daemon a --config "$T_TMP/c.yaml" || { fail "daemon starts"; finish; }
+lab_fast_conntrack
+sg session create --id k1 >/dev/null && sg session start k1 >/dev/null
+in_sess k1 sleep infinity &
+cleanup "kill $!"
+check "session holds a process" wait_for "session process" 5 sh -c "grep -q . '$CG2/$SG_PARENT/k1/cgroup.procs'"
+ev1() { wait_ev 5 "$1" >/dev/null 2>&1; evq "$1" | head -1; }
+set_list() { in_gw nft list set inet sandgate "$1" 2>/dev/null; }
+# rule_pkts SET: packets counted by the session chain's rule looking up SET
+rule_pkts() { in_gw nft list chain inet sandgate session 2>/dev/null | grep "@$1 " | sed -E 's/.*packets ([0-9]+).*/\1/'; }
+MARK=$(printf '0x%08x' "$(ev1 '.event == "session.create" and .session_id == "k1"' | jq '.mark')")
+
+# ---- allowed name with a port list: (mark . address . port), TTL clamped to the minimum ----
+out=$(in_sess k1 dig +short +time=2 +tries=1 @198.18.1.2 api.web.test A)
+n=$(in_sess k1 curl -sk -o /dev/null -w '%{size_download}' --max-time 5 \
+	--resolve api.web.test:443:198.18.1.2 https://api.web.test/f100k)
+s=$(set_list allow4)
+check "allowed name resolves ($out)" test "$out" = 198.18.1.2
+check "first connection right after the answer works" test "$n" = 102400
+check "allow4 holds mark . 198.18.1.2 . 443 ($MARK)" grep -Eq "$MARK \. 198\.18\.1\.2 \. 443 timeout 3s" <<<"$s"
+check "its SYN was accepted in the kernel (allow4 rule counted 1)" test "$(rule_pkts allow4)" = 1
+e=$(ev1 '.event == "net.connect" and .sni == "api.web.test" and .session_id == "k1"')
+echeck "the flow still has its net.connect (bound_address)" "$e" '.verdict == "allowed" and .reason == "bound_address" and .domain == "api.web.test"'
+m=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null)
+check "metrics: kernel elements added" grep -Eq '^sandgate_gateway_kbind_elements_total [1-9]' <<<"$m"
+check "metrics: no kernel set errors" grep -Eq '^sandgate_gateway_kbind_errors_total 0' <<<"$m"
+
+# The same answer again refreshes the element's timeout (no EXCL: the kernel updates it).
+sleep 1
+in_sess k1 dig +short +time=2 +tries=1 @198.18.1.2 api.web.test A >/dev/null
+left=$(set_list allow4 | grep -Eo 'expires [0-9ms]+' | head -1)
+check "a new answer refreshes the timeout ($left)" grep -Eq '^expires (2s[5-9]|3s)' <<<"$left"
+
+# ---- the first bytes are still checked on a bound address -------------------------------
+before=$(tls_data)
+in_sess k1 curl -sk -o /dev/null --max-time 5 --resolve evil.web.test:443:198.18.1.2 https://evil.web.test/f100k
+rc=$?
+check "SNI of another name on the bound address: reset (curl rc $rc)" sh -c "[ $rc = 35 ] || [ $rc = 56 ]"
+check "its SYN passed the kernel set (allow4 rule counted 2)" test "$(rule_pkts allow4)" = 2
+check "sni_mismatch: no ClientHello reached upstream" test "$(tls_data)" = "$before"
+e=$(ev1 '.event == "net.connect" and .sni == "evil.web.test"')
+echeck "net.connect sni_mismatch" "$e" '.verdict == "blocked" and .reason == "sni_mismatch"'
+
+# ---- a port the rule does not list: not in the set, queued, refused ---------------------------
+in_sess k1 curl -s -o /dev/null --max-time 5 http://198.18.1.2/f100k
+rc=$?
+check "port 80 of a 443-only name: refused (curl rc $rc)" sh -c "[ $rc = 7 ] || [ $rc = 52 ] || [ $rc = 56 ]"
+check "port 80 SYN did not match the sets (allow4 rule still 2)" test "$(rule_pkts allow4)" = 2
+
+# ---- any port: (mark . address) in bound4any, TTL clamped to the maximum; IPv6 --------------
+in_sess k1 dig +short +time=2 +tries=1 @198.18.1.3 b.ok.web.test A >/dev/null
+n=$(in_sess k1 curl -s -o /dev/null -w '%{size_download}' --max-time 5 \
+	--resolve b.ok.web.test:80:198.18.1.2 http://b.ok.web.test/f100k)
+check "any-port name: bound4any holds mark . 198.18.1.2 with timeout 5s" grep -Eq "$MARK \. 198\.18\.1\.2 timeout 5s" <<<"$(set_list bound4any)"
+check "any-port name: plain HTTP connects ($n), SYN in the kernel" sh -c "[ '$n' = 102400 ] && [ '$(rule_pkts bound4any)' = 1 ]"
+in_sess k1 dig +short +time=2 +tries=1 @2001:db8:1::2 api.web.test AAAA >/dev/null
+n=$(in_sess k1 curl -sk -o /dev/null -w '%{size_download}' --max-time 5 \
+	--resolve api.web.test:443:[2001:db8:1::2] https://api.web.test/f100k)
+check "IPv6: allow6 holds mark . 2001:db8:1::2 . 443" grep -Eq "$MARK \. 2001:db8:1::2 \. 443 timeout 3s" <<<"$(set_list allow6)"
+check "IPv6: connects ($n), SYN in the kernel" sh -c "[ '$n' = 102400 ] && [ '$(rule_pkts allow6)' = 1 ]"
+
+# ---- expiry with the TTL, removal with the session -----------------------------------------
+check "allow4 element expires with its TTL" wait_for "allow4 empty" 6 sh -c "! ip netns exec '$GWNS' nft list set inet sandgate allow4 | 2>/dev/null | grep -q '198.18.1.2 . 443'"
+# A reload may allow less: every binding leaves the kernel (flows go through the worker).
+in_sess k1 dig +short +time=2 +tries=1 @198.18.1.3 c.ok.web.test A >/dev/null
+check "bound4any holds an element before the reload" grep -q "198.18.1.2 timeout" <<<"$(set_list bound4any)"
+out=$(sg reload 2>&1)
+check "reload flushed the kernel bindings ($out)" sh -c "! ip netns exec '$GWNS' nft list table inet sandgate 2>/dev/null | grep -q '$MARK \\.'"
+n=$(in_sess k1 curl -s -o /dev/null -w '%{size_download}' --max-time 5 \
+	--resolve c.ok.web.test:80:198.18.1.2 http://c.ok.web.test/f100k)
+check "after the reload the bound name still connects through the worker ($n)" test "$n" = 102400
+in_sess k1 dig +short +time=2 +tries=1 @198.18.1.3 c.ok.web.test A >/dev/null
+check "bound4any holds elements of the session before its removal" grep -q "198.18.1.2 timeout" <<<"$(set_list bound4any)"
+sg session terminate k1 >/dev/null
+sg session cleanup k1 >/dev/null
+check "session removal flushed its elements" wait_for "sets empty" 5 sh -c "! ip netns exec '$GWNS' nft list table inet sandgate 2>/dev/null | grep -q '$MARK \.'"
+finish
