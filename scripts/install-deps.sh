@@ -25,8 +25,10 @@ PACKAGES=(
   rsyslog-gnutls gnutls-bin
   # package tests: real installers against local indexes
   python3-pip python3-venv python3-wheel python3-setuptools dpkg-dev fakeroot
-  # detection tests: real kernel-module and tracing tools for the built-in rules
-  kmod strace gzip wget
+  # detection tests: real kernel-module and tracing tools for the built-in rules;
+  # busybox-static for its crontab applet (Debian's crontab comes with the cron daemon;
+  # Debian's plain busybox has no crontab)
+  kmod strace gzip wget busybox-static
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already
