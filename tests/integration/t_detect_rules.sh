@@ -84,13 +84,16 @@ run lsmod >/dev/null
 run sh -c "sleep 2 & p=\$!; timeout 1 strace -o $W/ptrace-pos.out -p \$p; kill \$p"
 run strace -o "$W/ptrace-neg.out" sh -c 'sleep 0.3'
 # crontab: busybox's applet (busybox-static; Debian's own crontab comes with the cron
-# daemon), installed as busybox is, a link named crontab, its spool a directory here
-# (-c). The tab and the spool file are FIFOs fed late, so crontab is alive when its exec
-# is read.
+# daemon), through a link named crontab as busybox installs it, and as `busybox
+# crontab`; its spool a directory here (-c). The tab and the spool file are FIFOs fed
+# late, so crontab is alive when its exec is read.
 mkdir -p "$W/bin" "$W/crontabs-pos" "$W/crontabs-neg"
 ln -s "$(command -v busybox)" "$W/bin/crontab"
 fifo crontab-pos.tab '* * * * * true'
 run "$W/bin/crontab" -c "$W/crontabs-pos" "$W/crontab-pos.tab"
+mkdir -p "$W/crontabs-pos2"
+fifo crontab-pos2.tab '* * * * * true'
+run busybox crontab -c "$W/crontabs-pos2" "$W/crontab-pos2.tab"
 fifo crontabs-neg/root '# nothing'
 run "$W/bin/crontab" -c "$W/crontabs-neg" -l >/dev/null
 
@@ -139,7 +142,8 @@ neg kernel-module-load lsmod
 pos ptrace-attach ptrace-pos
 neg ptrace-attach ptrace-neg
 check "crontab installed the tab" grep -q true "$W/crontabs-pos/root"
-pos crontab-edit crontabs-pos
+pos crontab-edit 'crontabs-pos"'
+pos crontab-edit crontabs-pos2
 check "crontab -l ran, seen with its arguments" sh -c "cat '$SG_STATE'/journal/*.jsonl | grep '\"process.exec\"' | grep -F crontabs-neg | grep -qF '\"-l\"'"
 neg crontab-edit crontabs-neg
 pos credential-write "$H/.ssh/authorized_keys"
