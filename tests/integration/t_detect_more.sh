@@ -187,7 +187,11 @@ if [ "$have_mem" = 1 ]; then
 else
 	echo "# no memory controller: OOM cases skipped"
 fi
-sleep 0.5   # b1's end reaches detection
+# Detection judges lines in order: once an alert on a later line is out, b1's end (and
+# b2's lookups) have been judged.
+in_sess s1 kdig +tls +time=1 +retry=0 @198.18.1.2 late.web.test >/dev/null 2>&1
+ndot() { journal_lines "$SG_STATE" | jq -se '[.[] | select(.event == "alert" and .rule == "doh-dot-attempt")] | length >= 3' >/dev/null; }
+check "a later alert is out (detection has judged what came before)" wait_for "third DoT alert" 10 ndot
 check "blocked-egress-burst: near miss (9 blocked lookups: $(nblocked b2))" \
 	none alerted_in blocked-egress-burst b2
 check "session-ended-badly: near miss (violation under a policy that does not terminate, normal end)" \
