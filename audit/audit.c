@@ -54,7 +54,7 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	if (s->proc && s->files && mntwatch_new(&a->mw) != 0)
 		a->mw = NULL;
 	/* Installs are seen at exec and exit: the tracker rides on the connector. */
-	if (s->proc && s->packages && pkgtrack_new(&a->pk, a->tab) != 0) {
+	if (s->proc && s->packages && pkgtrack_new(&a->pk, a->tab, s->package_alerts) != 0) {
 		a->pk = NULL;
 		add_off(off, offlen, "packages");
 	}

@@ -33,6 +33,8 @@ struct audit_settings {
 	char *const *sensitive;          /* read-logged prefixes; "~/x" = any home's x */
 	size_t n_sensitive;
 	bool packages;                   /* package.install from installer runs (proc) */
+	bool package_alerts;             /* and an alert for an unapproved source: off when
+					  * detection's rule raises it instead */
 };
 
 struct audit;

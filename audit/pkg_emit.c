@@ -211,7 +211,7 @@ int pkg_emit(const struct pkg_run *r, const struct pkg_sources *s, const struct 
 	int ok = pol ? approved(s, f, pol) : -1;
 	int ret = emit_install(r, s, f, pol, ok);
 
-	if (ret == 0 && ok == 0)
+	if (ret == 0 && ok == 0 && pol->alert)
 		ret = emit_alert(r, s, f, pol);
 	return ret;
 }

@@ -104,6 +104,7 @@ struct pkg_policy {
 	char **approved;
 	size_t n_approved;
 	bool block;
+	bool alert;      /* emit the tracker's own alert (detection is off) */
 };
 
 /*
@@ -119,7 +120,7 @@ int pkg_net_names(const struct event *e, long *pid, char names[4][PKG_NET_NAME],
 
 /*
  * Emits package.install for f (and an alert when its source is not approved under
- * pol; pol NULL: the session's policy is unknown, approved_source null). 0 or -errno.
+ * pol and pol->alert; pol NULL: the session's policy is unknown, approved_source null). 0 or -errno.
  */
 int pkg_emit(const struct pkg_run *r, const struct pkg_sources *s, const struct pkg_found *f,
 	     const struct pkg_policy *pol);
@@ -127,8 +128,9 @@ int pkg_emit(const struct pkg_run *r, const struct pkg_sources *s, const struct 
 struct pkgtrack;
 struct ptab;
 
-/* Starts the worker thread. 0 or -errno. */
-int pkgtrack_new(struct pkgtrack **out, struct ptab *tab);
+/* Starts the worker thread; alerts: the tracker emits its own alert for an unapproved
+ * source (docs/packages.md). 0 or -errno. */
+int pkgtrack_new(struct pkgtrack **out, struct ptab *tab, bool alerts);
 /* Finishes the runs already queued, stops the worker, frees. Accepts NULL. */
 void pkgtrack_free(struct pkgtrack *t);
 /* Connector thread: an exec of pid in session sid with argv (cmdline), cwd, uid. */

@@ -35,6 +35,7 @@ struct pkgtrack {
 	struct pkg_policy *pol;
 	size_t n_pol;
 	atomic_int n_active;                  /* runs in active[]: the observer's fast exit */
+	bool alerts;                          /* our own alert for unapproved sources */
 };
 
 static void run_free(struct pkg_run *r)
@@ -141,6 +142,7 @@ static void policy_snapshot(struct pkgtrack *t, const char *sid, struct collect_
 			if ((c->pol.approved[i] = strdup(p->approved[i])))
 				c->pol.n_approved++;
 		c->pol.block = p->block;
+		c->pol.alert = t->alerts;
 		c->has_pol = c->pol.approved && c->pol.n_approved == p->n_approved;
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -359,7 +361,7 @@ void pkgtrack_tick(struct pkgtrack *t)
 			pkgtrack_exit(t, t->active[i]->pid);
 }
 
-int pkgtrack_new(struct pkgtrack **out, struct ptab *tab)
+int pkgtrack_new(struct pkgtrack **out, struct ptab *tab, bool alerts)
 {
 	struct pkgtrack *t = calloc(1, sizeof(*t));
 	int ret;
@@ -367,6 +369,7 @@ int pkgtrack_new(struct pkgtrack **out, struct ptab *tab)
 	if (!t)
 		return -ENOMEM;
 	t->tab = tab;
+	t->alerts = alerts;
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	ret = -pthread_create(&t->th, NULL, worker, t);

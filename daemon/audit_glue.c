@@ -57,6 +57,9 @@ int daemon_audit_init(struct daemon *d)
 		.sensitive = c->sensitive_paths,
 		.n_sensitive = c->n_sensitive_paths,
 		.packages = c->packages,
+		/* With detection on, the rule package-unapproved-source alerts, with refs to
+		 * the package.install line (docs/packages.md): one alert, not two. */
+		.package_alerts = !d->cfg->detect.enabled,
 	};
 	char off[32];
 	int ret;

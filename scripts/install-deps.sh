@@ -29,6 +29,10 @@ PACKAGES=(
   kmod strace gzip wget
   # audit bench peers (bench/audit/compare.sh starts and stops auditd itself)
   auditd forkstat bc
+  # detection tests: real kernel-module and tracing tools for the built-in rules;
+  # busybox-static for its crontab applet (Debian's crontab comes with the cron daemon;
+  # Debian's plain busybox has no crontab)
+  kmod strace gzip wget busybox-static
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already

@@ -3,13 +3,14 @@
 # every rule that today's sensors can feed gets a positive case and a near-miss, all in
 # one daemon and a few sessions so the whole thing stays short. An alert is matched to
 # its case through refs: the seq of a line holding the case's marker. The rules on
-# gateway events are in t_detect_net.sh; blocked bursts (no enforcement yet) and
-# package.install (no sensor yet) in tests/unit/test_detect.c, on journal lines.
+# gateway events are in t_detect_net.sh (observe mode) and t_detect_more.sh (enforcement:
+# blocked bursts, blocked DoH/DoT; also package installs, policy_violation and OOM ends).
 # Also: --check-config and detect.reload refuse a bad rules file with FILE:LINE, SIGHUP
 # reloads, and a restart resumes from the cursor.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 require_root
+command -v busybox >/dev/null || { echo "missing busybox (busybox-static)"; echo "0 passed, 1 failed"; exit 1; }
 
 W=$T_TMP/work
 H=$T_TMP/home
@@ -82,6 +83,19 @@ run modprobe -q -n sg-kmod-pos
 run lsmod >/dev/null
 run sh -c "sleep 2 & p=\$!; timeout 1 strace -o $W/ptrace-pos.out -p \$p; kill \$p"
 run strace -o "$W/ptrace-neg.out" sh -c 'sleep 0.3'
+# crontab: busybox's applet (busybox-static; Debian's own crontab comes with the cron
+# daemon), through a link named crontab as busybox installs it, and as `busybox
+# crontab`; its spool a directory here (-c). The tab and the spool file are FIFOs fed
+# late, so crontab is alive when its exec is read.
+mkdir -p "$W/bin" "$W/crontabs-pos" "$W/crontabs-neg"
+ln -s "$(command -v busybox)" "$W/bin/crontab"
+fifo crontab-pos.tab '* * * * * true'
+run "$W/bin/crontab" -c "$W/crontabs-pos" "$W/crontab-pos.tab"
+mkdir -p "$W/crontabs-pos2"
+fifo crontab-pos2.tab '* * * * * true'
+run busybox crontab -c "$W/crontabs-pos2" "$W/crontab-pos2.tab"
+fifo crontabs-neg/root '# nothing'
+run "$W/bin/crontab" -c "$W/crontabs-neg" -l >/dev/null
 
 # ---- files -------------------------------------------------------------------------
 run sh -c "echo k >$H/.ssh/authorized_keys; echo c >$H/.aws/credentials"
@@ -127,6 +141,11 @@ pos kernel-module-load sg-kmod-pos
 neg kernel-module-load lsmod
 pos ptrace-attach ptrace-pos
 neg ptrace-attach ptrace-neg
+check "crontab installed the tab" grep -q true "$W/crontabs-pos/root"
+pos crontab-edit 'crontabs-pos"'
+pos crontab-edit crontabs-pos2
+check "crontab -l ran, seen with its arguments" sh -c "cat '$SG_STATE'/journal/*.jsonl | grep '\"process.exec\"' | grep -F crontabs-neg | grep -qF '\"-l\"'"
+neg crontab-edit crontabs-neg
 pos credential-write "$H/.ssh/authorized_keys"
 pos credential-write "$H/.aws/credentials"
 neg credential-write "$H/.ssh-notes/notes"

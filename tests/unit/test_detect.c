@@ -275,6 +275,22 @@ static void test_pipe_to_shell(void **state)
 	detect_free(d);
 }
 
+/* crontab by its name or as busybox's applet; near misses: -l, busybox's other applets */
+static void test_crontab(void **state)
+{
+	struct detect *d = builtin(NULL);
+
+	(void)state;
+	feed(d, EXEC(1, 10, 9, "/usr/bin/crontab", "[\"-e\"]", "\"tty\"", "\"tty\""));
+	feed(d, EXEC(2, 11, 9, "busybox", "[\"crontab\",\"-c\",\"/d\",\"f\"]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("crontab-edit"), 2);
+	feed(d, EXEC(3, 12, 9, "crontab", "[\"-l\"]", "\"tty\"", "\"tty\""));
+	feed(d, EXEC(4, 13, 9, "busybox", "[\"crontab\",\"-l\"]", "\"tty\"", "\"tty\""));
+	feed(d, EXEC(5, 14, 9, "busybox", "[\"ls\",\"-e\"]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("crontab-edit"), 2);
+	detect_free(d);
+}
+
 #define NET(seq, ts, sid, pid, extra) \
 	"{\"seq\":" #seq ",\"event\":\"net.connect\"," TS(ts) ",\"session_id\":\"" sid "\"," \
 	"\"pid\":" #pid ",\"uid\":1,\"proto\":\"tcp\",\"dst\":{\"ip\":\"198.18.0.9\",\"port\":443}," extra "}"
@@ -357,12 +373,13 @@ static void test_net_rules(void **state)
 	/* unapproved package sources; near miss: approved */
 	feed(d, "{\"seq\":50,\"event\":\"package.install\",\"session_id\":\"s\",\"manager\":\"pip\","
 		"\"name\":\"evil\",\"resolved_version\":\"1.0\",\"source\":\"http://198.18.0.5/x\","
-		"\"approved_source\":false}");
+		"\"approved_source\":false,\"unapproved_action\":\"flag\"}");
 	feed(d, "{\"seq\":51,\"event\":\"package.install\",\"session_id\":\"s\",\"manager\":\"pip\","
 		"\"name\":\"ok\",\"source\":\"https://pypi.org/simple\",\"approved_source\":true}");
 	assert_int_equal(count("package-unapproved-source"), 1);
 	assert_string_equal(find("package-unapproved-source")->summary,
-			    "pip installed evil 1.0 from http://198.18.0.5/x (not approved)");
+			    "pip installed evil 1.0 from http://198.18.0.5/x: not an approved source "
+			    "(policy: flag)");
 	detect_free(d);
 	{
 		char p[4200];
@@ -468,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_conditions),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_pipe_to_shell),
+		cmocka_unit_test(test_crontab),
 		cmocka_unit_test(test_exfiltration),
 		cmocka_unit_test(test_net_rules),
 		cmocka_unit_test(test_cleanup_and_rate),
