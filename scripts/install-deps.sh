@@ -25,8 +25,6 @@ PACKAGES=(
   rsyslog-gnutls gnutls-bin
   # package tests: real installers against local indexes
   python3-pip python3-venv python3-wheel python3-setuptools dpkg-dev fakeroot
-  # detection tests: real kernel-module and tracing tools for the built-in rules
-  kmod strace gzip wget
   # audit bench peers (bench/audit/compare.sh starts and stops auditd itself)
   auditd forkstat bc
   # detection tests: real kernel-module and tracing tools for the built-in rules;
