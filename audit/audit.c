@@ -114,6 +114,23 @@ int audit_session_policy(struct audit *a, const char *sid, const char *const *ap
 	return a && a->pk ? pkgtrack_policy(a->pk, sid, approved, n, block) : 0;
 }
 
+void audit_pkg_enforced(struct audit *a, bool on)
+{
+	if (a && a->pk)
+		pkgtrack_enforced(a->pk, on);
+}
+
+bool audit_pkg_blocking(struct audit *a, const char *sid)
+{
+	return a && a->pk && pkgtrack_blocking(a->pk, sid);
+}
+
+int audit_pkg_hosts(struct audit *a, const char *sid, pid_t pid, char *out, size_t stride,
+		    size_t max)
+{
+	return a && a->pk ? pkgtrack_hosts(a->pk, sid, pid, out, stride, max) : -ENOENT;
+}
+
 void audit_sync_publish(struct audit *a, uint64_t t)
 {
 	pthread_mutex_lock(&a->sync_mu);

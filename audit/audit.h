@@ -62,6 +62,20 @@ int audit_seed(struct audit *a, pid_t pid, const char *sid);
 int audit_session_policy(struct audit *a, const char *sid, const char *const *approved,
 			 size_t n, bool block);
 
+/*
+ * `unapproved: block` (docs/packages.md), for the gateway through the daemon's glue. All
+ * thread-safe. audit_pkg_enforced: whether the gateway refuses an installer's other
+ * hosts (the alert's action says block, else block_not_enforced). audit_pkg_blocking:
+ * cheap, whether session sid has an installer run in progress under block.
+ * audit_pkg_hosts: when pid is in such a run's process tree, the distinct hosts of the
+ * session's approved sources (at most max, stride bytes each at out) and their count;
+ * -ENOENT when it is not.
+ */
+void audit_pkg_enforced(struct audit *a, bool on);
+bool audit_pkg_blocking(struct audit *a, const char *sid);
+int audit_pkg_hosts(struct audit *a, const char *sid, pid_t pid, char *out, size_t stride,
+		    size_t max);
+
 /* Stops both threads, flushes pending writes and loss counts, frees. Accepts NULL. */
 void audit_stop(struct audit *a);
 

@@ -201,7 +201,7 @@ static int emit_alert(const struct pkg_run *r, const struct pkg_sources *s,
 	put_str_or_null(e, "source", src);
 	event_int(e, "pid", r->pid);
 	event_object_end(e);
-	event_str(e, "action", pol->block ? "block_not_enforced" : "flag");
+	event_str(e, "action", !pol->block ? "flag" : pol->enforced ? "block" : "block_not_enforced");
 	return event_emit(e);
 }
 

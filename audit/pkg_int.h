@@ -105,6 +105,7 @@ struct pkg_policy {
 	size_t n_approved;
 	bool block;
 	bool alert;      /* emit the tracker's own alert (detection is off) */
+	bool enforced;               /* the gateway refuses the installer's other hosts */
 };
 
 /*
@@ -112,6 +113,10 @@ struct pkg_policy {
  * hosts only, -1 unknown (no gateway event for the tree, or a file:// source).
  */
 int pkg_source_confirmed(const struct pkg_run *r, const char *url);
+
+/* The host of scheme://[user@]host[:port]/... lowercase, without brackets, into out;
+ * "" when there is none (file: URLs included). */
+void pkg_url_host(const char *url, char *out, size_t len);
 
 struct event;
 /* The pid and up to 4 names/addresses of a net.dns / net.connect event. 0, or -1 when
@@ -146,5 +151,16 @@ void pkgtrack_tick(struct pkgtrack *t);
 /* Any thread: sets (replaces) the approved sources of session sid. 0 or -ENOMEM. */
 int pkgtrack_policy(struct pkgtrack *t, const char *sid, const char *const *approved,
 		    size_t n, bool block);
+/* Any thread: whether the gateway enforces `unapproved: block` (the alert's action). */
+void pkgtrack_enforced(struct pkgtrack *t, bool on);
+/* Any thread, cheap: whether session sid has a run in progress under `unapproved: block`. */
+bool pkgtrack_blocking(struct pkgtrack *t, const char *sid);
+/*
+ * Any thread: when pid is in the process tree of a run of session sid in progress under
+ * `unapproved: block`, the distinct hosts of the session's approved sources (at most max,
+ * each stride bytes at out) and their count; -ENOENT when it is not.
+ */
+int pkgtrack_hosts(struct pkgtrack *t, const char *sid, pid_t pid, char *out, size_t stride,
+		   size_t max);
 
 #endif

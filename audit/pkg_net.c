@@ -61,8 +61,7 @@ int pkg_net_names(const struct event *e, long *pid, char names[4][PKG_NET_NAME],
 	return *pid > 0 ? 0 : -1;
 }
 
-/* host of scheme://[user@]host[:port]/..., lowercase, without brackets; "" if none. */
-static void url_host(const char *url, char *out, size_t len)
+void pkg_url_host(const char *url, char *out, size_t len)
 {
 	const char *p = strstr(url, "://"), *at, *end;
 	size_t n;
@@ -91,7 +90,7 @@ int pkg_source_confirmed(const struct pkg_run *r, const char *url)
 {
 	char host[PKG_NET_NAME];
 
-	url_host(url ? url : "", host, sizeof(host));
+	pkg_url_host(url ? url : "", host, sizeof(host));
 	if (!host[0] || !r->net_seen)
 		return -1;
 	for (size_t i = 0; i < r->n_net; i++) {

@@ -36,6 +36,7 @@ struct pkgtrack {
 	size_t n_pol;
 	atomic_int n_active;                  /* runs in active[]: the observer's fast exit */
 	bool alerts;                          /* our own alert for unapproved sources */
+	atomic_bool enforced;                 /* the gateway refuses unapproved hosts */
 };
 
 static void run_free(struct pkg_run *r)
@@ -143,6 +144,7 @@ static void policy_snapshot(struct pkgtrack *t, const char *sid, struct collect_
 				c->pol.n_approved++;
 		c->pol.block = p->block;
 		c->pol.alert = t->alerts;
+		c->pol.enforced = atomic_load(&t->enforced);
 		c->has_pol = c->pol.approved && c->pol.n_approved == p->n_approved;
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -350,6 +352,63 @@ void pkgtrack_observe(void *ctx, const struct event *e)
 		}
 	}
 	pthread_mutex_unlock(&t->mu);
+}
+
+/* ---- the gateway's guard (`unapproved: block`) ------------------------------------------ */
+
+void pkgtrack_enforced(struct pkgtrack *t, bool on)
+{
+	atomic_store(&t->enforced, on);
+}
+
+bool pkgtrack_blocking(struct pkgtrack *t, const char *sid)
+{
+	const struct pkg_policy *p;
+	bool yes = false;
+
+	if (atomic_load(&t->n_active) == 0)
+		return false;   /* the common case: no installer anywhere */
+	pthread_mutex_lock(&t->mu);
+	p = policy_find(t, sid);
+	for (int i = 0; p && p->block && !yes && i < PKG_RUNS_MAX; i++)
+		yes = t->active[i] && strcmp(t->active[i]->sid, sid) == 0;
+	pthread_mutex_unlock(&t->mu);
+	return yes;
+}
+
+/* Adds url's host to out (stride bytes each, n so far) unless it is there. */
+static void add_host(const char *url, char *out, size_t stride, size_t max, size_t *n)
+{
+	char h[PKG_NET_NAME];
+
+	pkg_url_host(url, h, sizeof(h));
+	if (!h[0] || strlen(h) >= stride || *n == max)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(out + i * stride, h) == 0)
+			return;
+	memcpy(out + (*n)++ * stride, h, strlen(h) + 1);
+}
+
+int pkgtrack_hosts(struct pkgtrack *t, const char *sid, pid_t pid, char *out, size_t stride,
+		   size_t max)
+{
+	const struct pkg_policy *p;
+	size_t n = 0;
+	int i, ret = -ENOENT;
+
+	if (atomic_load(&t->n_active) == 0)
+		return -ENOENT;
+	pthread_mutex_lock(&t->mu);
+	p = policy_find(t, sid);
+	i = p && p->block ? run_of_pid(t, pid) : -1;
+	if (i >= 0 && strcmp(t->active[i]->sid, sid) == 0) {
+		for (size_t k = 0; k < p->n_approved; k++)
+			add_host(p->approved[k], out, stride, max, &n);
+		ret = (int)n;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return ret;
 }
 
 void pkgtrack_tick(struct pkgtrack *t)

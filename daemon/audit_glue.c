@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "daemon/daemon.h"
 #include "daemon/session_int.h"
+#include "gateway/gateway.h"
 
 /* The session's package policy for package.install's approved_source (docs/packages.md). */
 static void pkg_policy(struct daemon *d, const struct session *s)
@@ -45,6 +46,29 @@ static void seed_sessions(struct daemon *d)
 	}
 }
 
+/* `unapproved: block`: the gateway asks the package tracker whose flows are an installer's. */
+static bool guard_active(void *ctx, const char *sid)
+{
+	return audit_pkg_blocking(ctx, sid);
+}
+
+static int guard_hosts(void *ctx, const char *sid, pid_t pid, char (*out)[GW_PKG_HOST_MAX],
+		       size_t max)
+{
+	return audit_pkg_hosts(ctx, sid, pid, out[0], GW_PKG_HOST_MAX, max);
+}
+
+/* With an enforcing gateway, installers under block are held to their approved hosts. */
+static void pkg_guard(struct daemon *d)
+{
+	struct gw_pkg_guard g = { .active = guard_active, .hosts = guard_hosts, .ctx = d->audit };
+
+	if (!d->gateway || !d->cfg->gateway.enabled || !d->cfg->gateway.enforce)
+		return;
+	gateway_set_pkg_guard(d->gateway, &g);
+	audit_pkg_enforced(d->audit, true);
+}
+
 int daemon_audit_init(struct daemon *d)
 {
 	const struct sg_audit_config *c = &d->cfg->audit;
@@ -76,6 +100,7 @@ int daemon_audit_init(struct daemon *d)
 	if (off[0])
 		log_warnx("audit: sensors off: %s (the kernel refused them)", off);
 	seed_sessions(d);
+	pkg_guard(d);
 	return 0;
 }
 
@@ -98,6 +123,9 @@ void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid)
 
 void daemon_audit_fini(struct daemon *d)
 {
+	/* The gateway stops calling into the tracker before it is freed. */
+	if (d->gateway && d->audit)
+		gateway_set_pkg_guard(d->gateway, NULL);
 	audit_stop(d->audit);
 	d->audit = NULL;
 }

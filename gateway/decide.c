@@ -110,6 +110,12 @@ static bool decide_dns(struct gateway *g, struct flow *f, const struct policy *p
 
 bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early)
 {
+	return gw_decide_pkg(g, f, p, early, NULL);
+}
+
+bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bool early,
+		   const struct gw_pkg_hosts *pk)
+{
 	char names[DNSBIND_NAMES_PER_ADDR][DNSBIND_NAME_MAX];
 	const char *bound[DNSBIND_NAMES_PER_ADDR];
 	char sni[POLICY_NAME_MAX], host[POLICY_NAME_MAX];
@@ -149,6 +155,12 @@ bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool e
 		/* A name that is no name cannot be checked against the bound ones. */
 		d.verdict = POLICY_BLOCK;
 		d.reason = "invalid_name";
+	}
+	/* An installer under `unapproved: block`: only its approved sources' hosts. */
+	if (pk && d.verdict == POLICY_ALLOW && gw_pkg_refused(pk, f, &pf, early)) {
+		d.verdict = POLICY_BLOCK;
+		d.reason = "unapproved_package_source";
+		snprintf(d.rule, sizeof(d.rule), "packages.unapproved: block");
 	}
 	/*
 	 * Before any payload only a verdict no name can change is final: a block for the

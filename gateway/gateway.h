@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "daemon/config.h"
 
@@ -86,6 +87,28 @@ int gateway_revoke(struct gateway *g, size_t *n_revoked);
  */
 int gateway_take_violation(struct gateway *g, char *sid, size_t cap);
 int gateway_violation_fd(struct gateway *g);
+
+/*
+ * `unapproved: block` of the package tracker (docs/packages.md), set by the daemon's glue.
+ * active: cheap, whether session sid has an installer run in progress under block (only
+ * then is a flow's pid looked up at its decision). hosts: when pid is in such a run's
+ * process tree, the hosts of the session's approved sources (at most max) and their
+ * count; -ENOENT when it is not. Both are called from the packet threads, outside the
+ * gateway's lock.
+ */
+#define GW_PKG_HOSTS_MAX 16
+#define GW_PKG_HOST_MAX 256
+struct gw_pkg_guard {
+	bool (*active)(void *ctx, const char *sid);
+	int (*hosts)(void *ctx, const char *sid, pid_t pid, char (*out)[GW_PKG_HOST_MAX],
+		     size_t max);
+	void *ctx;
+};
+/*
+ * Sets the guard (copied; NULL clears it). Returns once no packet thread is inside the
+ * previous one, so its ctx may be freed then. One gateway per process uses it.
+ */
+void gateway_set_pkg_guard(struct gateway *g, const struct gw_pkg_guard *guard);
 
 /* Forgets mark id and its DNS bindings: call after the elements are removed. */
 void gateway_session_unbind(struct gateway *g, uint32_t mark_id);

@@ -112,7 +112,28 @@ struct gw_meta {
 	const uint8_t *pay;
 	size_t len;
 	int64_t t0_us;                /* monotonic, when received */
+	const struct gw_pkg_hosts *pkg;   /* the sender is an installer under block; NULL */
 };
+
+/* ---- `unapproved: block` (gateway/pkgguard.c) ---- */
+/* The approved hosts of the installer run a flow's process belongs to. */
+struct gw_pkg_hosts {
+	size_t n;
+	char host[GW_PKG_HOSTS_MAX][GW_PKG_HOST_MAX];
+};
+/* Cheap: whether session sid has an installer run under block (a guard is set). */
+bool gw_pkg_active(const char *sid);
+/* Whether pid of session sid is in such a run's tree; *out its approved hosts. */
+bool gw_pkg_hosts_of(const char *sid, int64_t pid, struct gw_pkg_hosts *out);
+struct policy_flow;
+/*
+ * Whether flow f (pf: what the policy was asked with) goes to none of pk's hosts: its
+ * SNI and Host, when present, must each be one; without them, its address or a name
+ * bound to it. early (no payload yet): only when no name could make it one (names
+ * are bound to the address, none of them and not the address is an approved host).
+ */
+bool gw_pkg_refused(const struct gw_pkg_hosts *pk, const struct flow *f,
+		    const struct policy_flow *pf, bool early);
 
 /* ---- threads (gateway/gateway.c) ---- */
 /* Enters the gateway's namespace (this thread only). 0 or -errno. */
@@ -158,6 +179,11 @@ const struct policy *gw_policy_of(struct gateway *g, uint32_t mark);
  * f->mode. Returns true when decided (early: only when nothing later could allow it).
  */
 bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early);
+/* gw_decide, and for the flow of an installer under `unapproved: block` (pk not NULL) a
+ * flow the policy allows to a host that is no approved source is blocked
+ * (unapproved_package_source). */
+bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bool early,
+		   const struct gw_pkg_hosts *pk);
 /* Policy state at gateway_new / gateway_free (gateway/gwpolicy.c). 0 or -errno. */
 int gw_policy_init(struct gateway *g);
 void gw_policy_fini(struct gateway *g);

@@ -158,9 +158,9 @@ static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
 		 * name could allow is decided at once, so nothing of it reaches the
 		 * destination. (UDP's names come with its first packet.) */
 		if (f->npkts == 1 && !reply && p->proto == IPPROTO_TCP &&
-		    gw_decide(g, f, pol, true))
+		    gw_decide_pkg(g, f, pol, true, m->pkg))
 			on_decided(g, f, dc, l);
-		else if (gw_names_feed(f, p, reply) && gw_decide(g, f, pol, false))
+		else if (gw_names_feed(f, p, reply) && gw_decide_pkg(g, f, pol, false, m->pkg))
 			on_decided(g, f, dc, l);
 	}
 	if (f->is_dns && gw_dns_packet(w, m, p, f, sid, pol, l) == GW_DNS_DROP)
@@ -209,6 +209,7 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 	struct gw_meta mm = *m0, *m = &mm;
 	struct decided dc = { 0 };
 	char sid[MARKTAB_ID_MAX + 1];
+	struct gw_pkg_hosts pk;
 
 	*verdict = NF_ACCEPT;
 	*mark = m->mark;
@@ -228,6 +229,12 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 	}
 	/* A query's sender, looked up before the lock (it reads /proc). */
 	mm.pid = is_dns(&p) && p.dport == 53 ? pid_of(w, m, &p) : -1;
+	/* An installer under `unapproved: block` is running in the session: whose flow. */
+	if (!is_dns(&p) && g->cfg.enforce && gw_pkg_active(sid)) {
+		mm.pid = pid_of(w, m, &p);
+		if (gw_pkg_hosts_of(sid, mm.pid, &pk))
+			mm.pkg = &pk;
+	}
 	pthread_mutex_lock(&g->lock);
 	*mark = locked_part(w, m, &p, sid, &l, &dc, verdict);
 	pthread_mutex_unlock(&g->lock);

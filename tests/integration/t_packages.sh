@@ -171,7 +171,7 @@ pcheck "sgother: source is the URL (package metadata), not approved" "$e" \
 pcheck "sgother: hash is the wheel's SHA-256 (archive, direct_url.json)" "$e" \
 	".hash.algo == \"sha256\" and .hash.value == \"$H\" and .hash.kind == \"archive\""
 wait_for "alert" 10 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F package.unapproved_source)\" ]"
-a=$(ev alert p1 | tail -n 1)
+a=$(ev alert p1 | jq -c 'select(.rule == "package.unapproved_source")' | tail -n 1)
 pcheck "alert: rule, severity, summary, refs, package" "$a" \
 	".rule == \"package.unapproved_source\" and .severity == \"medium\" and
 	 (.summary | contains(\"sgother\")) and .refs == [] and .package.name == \"sgother\" and
@@ -212,7 +212,7 @@ pcheck "npm: hash is the tarball's integrity (sha512)" "$e" \
 	".hash.algo == \"sha512\" and .hash.value == \"$sha\" and .hash.kind == \"archive\" and
 	 .hash.from == \"$NP/proj/node_modules/.package-lock.json\""
 
-# ---- 3b. the same under unapproved: block (not enforced yet: the events say so) -----------
+# ---- 3b. the same under unapproved: block (no gateway here: not enforced, the events say so) --
 sg session create --id p2 --policy strict --workdir "$W" >/dev/null && sg session start p2 >/dev/null
 sgrun --session p2 -- sleep 120 &
 cleanup "kill $!"
@@ -223,7 +223,7 @@ wait_for "p2's alert" 15 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep
 e=$(ev package.install p2 | tail -n 1)
 pcheck "block: package.install says so" "$e" \
 	'.name == "sgtiny" and .approved_source == false and .unapproved_action == "block"'
-a=$(ev alert p2 | tail -n 1)
+a=$(ev alert p2 | jq -c 'select(.rule == "package.unapproved_source")' | tail -n 1)
 pcheck "block: alert is high, action block_not_enforced" "$a" \
 	'.rule == "package.unapproved_source" and .severity == "high" and
 	 .action == "block_not_enforced" and .package.name == "sgtiny"'
