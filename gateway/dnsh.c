@@ -224,9 +224,15 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 		if (!g->cfg.enforce)
 			bind_answer(g, m->mark, d, NULL);
 	} else if (!q.verdict || strcmp(q.verdict, "blocked")) {
-		bind_answer(g, m->mark, d,
-			    g->cfg.enforce && q.verdict && !strcmp(q.verdict, "allowed") ? pol
-											  : NULL);
+		/*
+		 * No kernel elements while an installer under `unapproved: block` runs in the
+		 * session: its SYNs must reach the gateway, which refuses unapproved hosts
+		 * before anything leaves (gateway/pkgguard.c).
+		 */
+		bool kernel = g->cfg.enforce && q.verdict && !strcmp(q.verdict, "allowed") &&
+			      !gw_pkg_active(sid);
+
+		bind_answer(g, m->mark, d, kernel ? pol : NULL);
 	}
 	gw_evlist_push(l, gw_ev_dns(&q, d, tcp ? "tcp" : "udp", status, "no_policy",
 				    time_mono_ms()));
