@@ -242,6 +242,7 @@ uint64_t limits_flush(struct sessions *ss, struct session *s)
 	lim_sample_memory(L, e, now);
 	lim_sample_pids(L, e, now);
 	lim_sample_cpu(L, e, now);
+	lim_sample_net(L, e, now);
 	lim_report_due(L, e, now, true);
 	reported = e->oom_reported;
 	/* Ended: nothing more to report, and its descriptors go back to the budget. */
@@ -354,6 +355,7 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 			lim_sample_memory(L, e, now);
 		if ((e->pids_v1 || e->wd_pids < 0) && (e->s->lim.pids > 0 || e->s->adopted))
 			lim_sample_pids(L, e, now);
+		lim_sample_net(L, e, now);
 		if (e->oom_recheck)
 			e->oom_recheck--;
 		e->last_sample_ms = now;

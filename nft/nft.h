@@ -114,7 +114,11 @@ struct nft_session {
 	uint64_t cgroup_id;            /* cgroup v2 inode id; 0 = no cgroup element */
 	const char *const *ifnames;    /* interfaces arriving from the sandbox */
 	size_t n_ifnames;
+	uint64_t rate_bytes;           /* --net-rate, bytes/second; 0 = no limit */
 };
+
+/* The highest --net-rate (bytes/second): 1 Tbit/s. */
+#define NFT_RATE_MAX 125000000000ull
 
 struct nft_handle;
 
@@ -161,6 +165,20 @@ int nft_session_add(struct nft_handle *h, const struct nft_session *s);
  * (then none is removed), or -errno.
  */
 int nft_session_del(struct nft_handle *h, const struct nft_session *s);
+
+/*
+ * The drops of s's rate limit so far (its counter object drops_ID), read from the
+ * kernel. Returns 0, -ENOENT when the session has no rate limit installed, or -errno.
+ */
+int nft_rate_drops(struct nft_handle *h, uint32_t mark, uint64_t *pkts, uint64_t *bytes);
+/*
+ * Parses a rate: a positive number and a unit, optionally followed by "/s": bit, kbit,
+ * mbit, gbit (powers of 1000 bits) or bytes, kbytes, mbytes, gbytes (powers of 1024
+ * bytes, as nft writes them): "1mbit" = 125000, "100kbytes" = 102400 bytes/second.
+ * Returns 0, -EINVAL (no unit or not a number) or -ERANGE (below 1 byte/s or above
+ * NFT_RATE_MAX).
+ */
+int nft_rate_parse(const char *s, uint64_t *bytes_per_s);
 
 /*
  * Writes the ruleset nft_install() builds for o as nft text. impl says which queue

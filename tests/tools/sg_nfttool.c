@@ -89,7 +89,7 @@ static int parse_args(int argc, char **argv, struct tool_args *a)
 
 static int run(struct nft_handle *h, const char *cmd, const struct tool_args *a)
 {
-	struct nft_session s = { nft_mark_make(a->id), a->cgroup, a->ifnames, a->n_ifnames };
+	struct nft_session s = { nft_mark_make(a->id), a->cgroup, a->ifnames, a->n_ifnames, 0 };
 	enum nft_qimpl impl;
 	int r;
 
