@@ -33,7 +33,9 @@ wait_ev 5 '.event == "session.start" and .session_id == "r1"'
 e=$(evq '.event == "session.start" and .session_id == "r1"' | head -1)
 echeck "session.start: limits.net_rate" "$e" ".limits.net_rate == $RATE"
 rs=$(in_gw nft list table inet sandgate 2>/dev/null)
-check "nft: map rate_limits holds the session's limit" grep -Eq 'rate_limits.*|elements = \{ 0x53[0-9a-f]+ : "rate_[0-9]+" \}' <<<"$rs"
+mk=$(printf '0x%08x' $((0x53000000 | m1)))
+check "nft: map rate_limits holds $mk : rate_$m1" grep -q "$mk : \"rate_$m1\"" <<<"$rs"
+check "nft: map rate_drops holds $mk : drops_$m1" grep -q "$mk : \"drops_$m1\"" <<<"$rs"
 check "nft: limit object rate over $RATE bytes/second" grep -Eq "rate over $RATE bytes/second|rate over 122 kbytes/second" <<<"$rs"
 check "nft: the drop counter object" grep -Eq 'counter drops_[0-9]+' <<<"$rs"
 check "nft: the rule in chain session" grep -q 'limit name meta mark & 0xff0fffff map @rate_limits counter name meta mark & 0xff0fffff map @rate_drops drop' <<<"$rs"
