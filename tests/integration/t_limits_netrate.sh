@@ -62,7 +62,8 @@ echo "# unlimited: $got2 bytes in 1 s"
 check "an unlimited session sends far more ($got2 bytes in 1 s)" test "$got2" -gt $((RATE * 16))
 
 # Interface mode: the sandbox namespace's packets arrive on gwsbx, routed by the gateway.
-sg session create --id r5 --iface gwsbx --net-rate 1mbit >/dev/null && sg session start r5 >/dev/null
+m5=$(sg session create --id r5 --iface gwsbx --net-rate 1mbit | jq -r .mark)
+sg session start r5 >/dev/null
 in_peer_sink 9103 "$T_TMP/recv5"
 ip netns exec "$SBX" timeout 2 socat -u /dev/zero TCP:198.18.1.2:9103 2>/dev/null
 sleep 0.3
@@ -98,6 +99,16 @@ check "cleanup: r1's limit element gone" bash -c '! grep -q "\"rate_$2\"" <<<"$1
 check "cleanup: r1's limit and counter objects gone" bash -c '! grep -Eq "limit rate_$2 |counter drops_$2 " <<<"$1"' _ "$rs" "$m1"
 check "cleanup: r5's limit still there" grep -q 'limit rate_' <<<"$rs"
 check "cleanup: the rule stays" grep -q 'map @rate_limits' <<<"$rs"
+
+# ---- a restart: the registry keeps the rate, the re-installed ruleset has it again ----
+stop_daemon
+start_daemon a --config "$T_TMP/c.yaml" || { fail "daemon restarts"; finish; }
+wait_gateway
+out=$(sg session show r5)
+jcheck "after a restart r5 keeps resources.net_rate" "$out" ".resources.net_rate == $RATE"
+rs=$(in_gw nft list table inet sandgate 2>/dev/null)
+check "after a restart r5's limit is installed again" grep -q "limit rate_$m5 " <<<"$rs"
+check "after a restart r1's limit stays gone" bash -c '! grep -q "limit rate_$2 " <<<"$1"' _ "$rs" "$m1"
 
 # ---- refusals -----------------------------------------------------------------------
 check "cli: a rate without a unit is refused" sh -c '! "$1/sandgate" session create --id r3 --net-rate 5 --control "$2" 2>/dev/null' _ "$BIN" "$SG_SOCK"
