@@ -86,6 +86,8 @@ void lim_sample_pids(struct limits *L, struct lim_entry *e, int64_t now);
 void lim_sample_cpu(struct limits *L, struct lim_entry *e, int64_t now);
 /* Reads the drop counter of e's --net-rate limit in the gateway's ruleset. */
 void lim_sample_net(struct limits *L, struct lim_entry *e, int64_t now);
+/* The same for every session with a rate for which live() holds, in one dump. */
+void lim_sample_net_all(struct limits *L, bool (*live)(const struct session *));
 /* Reports what is due: accumulated counts past report_interval (all of them when
  * force), OOM kills whose victim is known or whose wait is over (all when force). */
 void lim_report_due(struct limits *L, struct lim_entry *e, int64_t now, bool force);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -186,6 +187,14 @@ void lim_sample_cpu(struct limits *L, struct lim_entry *e, int64_t now)
 	e->cpu = c;
 }
 
+static void net_count(struct lim_entry *e, uint64_t pkts, uint64_t bytes)
+{
+	acc_add(&e->acc_net, rose(pkts, e->net_pkts), rose(bytes, e->net_bytes),
+		e->last_sample_ms);
+	e->net_pkts = pkts;
+	e->net_bytes = bytes;
+}
+
 void lim_sample_net(struct limits *L, struct lim_entry *e, int64_t now)
 {
 	uint64_t pkts = 0, bytes = 0;
@@ -200,10 +209,47 @@ void lim_sample_net(struct limits *L, struct lim_entry *e, int64_t now)
 			  strerror(-ret));
 		return;
 	}
-	acc_add(&e->acc_net, rose(pkts, e->net_pkts), rose(bytes, e->net_bytes),
-		e->last_sample_ms);
-	e->net_pkts = pkts;
-	e->net_bytes = bytes;
+	net_count(e, pkts, bytes);
+}
+
+static int by_mark(const void *a, const void *b)
+{
+	uint32_t x = ((const struct nft_rate_drops *)a)->mark;
+	uint32_t y = ((const struct nft_rate_drops *)b)->mark;
+
+	return x < y ? -1 : x > y;
+}
+
+void lim_sample_net_all(struct limits *L, bool (*live)(const struct session *))
+{
+	struct nft_rate_drops *v = NULL, key, *d;
+	size_t i, n = 0;
+	bool any = false;
+	int ret;
+
+	for (i = 0; i < L->n && !any; i++)
+		any = L->v[i]->s->lim.net_rate > 0 && live(L->v[i]->s);
+	if (!any || !L->ss->d->nft)
+		return;
+	/* One dump for all sessions: a request per session would cost a round trip each. */
+	ret = nft_rate_drops_all(L->ss->d->nft, &v, &n);
+	if (ret) {
+		log_debug("net_rate drop counters unreadable: %s", strerror(-ret));
+		return;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_mark);
+	for (i = 0; i < L->n; i++) {
+		struct lim_entry *e = L->v[i];
+
+		if (e->s->lim.net_rate <= 0 || !live(e->s) || n == 0)
+			continue;
+		key.mark = nft_mark_make(e->s->mark);
+		d = bsearch(&key, v, n, sizeof(*v), by_mark);
+		if (d)
+			net_count(e, d->pkts, d->bytes);
+	}
+	free(v);
 }
 
 /* One bounded report: nothing counted, or the last one too recent, means no event. */

@@ -338,6 +338,7 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 		return;
 	if (L->armed_ms != lim_cfg(L)->sample_interval_ms && arm(L) < 0)
 		log_warn("limits: cannot re-arm the sample timer");
+	lim_sample_net_all(L, live);   /* before the loop: it uses each last_sample_ms */
 	/* lim_check_disk may terminate a session, which drops its entry and moves the last
 	 * one into its slot: walking down, that one has been seen already. */
 	for (i = L->n; i-- > 0;) {
@@ -355,7 +356,6 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 			lim_sample_memory(L, e, now);
 		if ((e->pids_v1 || e->wd_pids < 0) && (e->s->lim.pids > 0 || e->s->adopted))
 			lim_sample_pids(L, e, now);
-		lim_sample_net(L, e, now);
 		if (e->oom_recheck)
 			e->oom_recheck--;
 		e->last_sample_ms = now;

@@ -171,6 +171,17 @@ int nft_session_del(struct nft_handle *h, const struct nft_session *s);
  * kernel. Returns 0, -ENOENT when the session has no rate limit installed, or -errno.
  */
 int nft_rate_drops(struct nft_handle *h, uint32_t mark, uint64_t *pkts, uint64_t *bytes);
+/* One session's drops, as nft_rate_drops_all() lists them. */
+struct nft_rate_drops {
+	uint32_t mark;                 /* nft_mark_make(id) */
+	uint64_t pkts, bytes;
+};
+/*
+ * Every session's drops in one netlink dump (what the limits watcher reads each tick,
+ * instead of one request per session). *out is malloc'ed (free it; NULL when *n is 0).
+ * Returns 0 or -errno.
+ */
+int nft_rate_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n);
 /*
  * Parses a rate: a positive number and a unit, optionally followed by "/s": bit, kbit,
  * mbit, gbit (powers of 1000 bits) or bytes, kbytes, mbytes, gbytes (powers of 1024

@@ -30,6 +30,7 @@
 #define SET_ID_RATES     40   /* batch-local set ids, distinct from nft_rules.c's */
 #define SET_ID_DROPS     41
 #define GET_TIMEOUT_MS   1000
+#define RECV_BUF         65536   /* as nft_batch.c */
 
 /* Object names of session id: rate_ID (the limit) and drops_ID (its counter). */
 static void obj_name(char *buf, size_t len, const char *prefix, uint32_t mark)
@@ -200,10 +201,42 @@ void nft_rate_elems(struct nft_batch *b, const struct nft_session *s, uint16_t t
 	emit_obj(b, s, NFT_OBJECT_COUNTER, NFT_MSG_DELOBJ);
 }
 
+/* What a GETOBJ brings back: one counter (get) or every drops_ID counter (dump). */
 struct get_ctx {
 	uint64_t pkts, bytes;
 	bool found;
+	bool dump;
+	struct nft_rate_drops *v;
+	size_t n, cap;
+	int err;
 };
+
+static void keep_drops(struct get_ctx *c, struct nftnl_obj *o)
+{
+	const char *name = nftnl_obj_get_str(o, NFTNL_OBJ_NAME);
+	unsigned long id;
+	char *end;
+
+	if (name == NULL || strncmp(name, "drops_", 6) != 0)
+		return;
+	id = strtoul(name + 6, &end, 10);
+	if (*end || id == 0 || id > NFT_SESSION_ID_MAX)
+		return;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct nft_rate_drops *v = realloc(c->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = (struct nft_rate_drops){ nft_mark_make((uint32_t)id),
+						 nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS),
+						 nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_BYTES) };
+}
 
 static int on_obj(const struct nlmsghdr *nlh, void *data)
 {
@@ -213,18 +246,22 @@ static int on_obj(const struct nlmsghdr *nlh, void *data)
 	if (o == NULL)
 		return MNL_CB_ERROR;
 	if (nftnl_obj_nlmsg_parse(nlh, o) == 0) {
-		c->pkts = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);
-		c->bytes = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_BYTES);
-		c->found = true;
+		if (c->dump) {
+			keep_drops(c, o);
+		} else {
+			c->pkts = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);
+			c->bytes = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_BYTES);
+			c->found = true;
+		}
 	}
 	nftnl_obj_free(o);
-	return MNL_CB_OK;
+	return c->err ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
-/* Reads answers to seq until its ACK/error (or done); stale ones are skipped. */
-static int get_recv(struct nft_handle *h, uint32_t seq, struct get_ctx *c)
+/* Reads answers to seq until the object (get), NLMSG_DONE (dump) or an error; stale
+ * answers to older sequence numbers are skipped. */
+static int get_recv_into(struct nft_handle *h, uint32_t seq, struct get_ctx *c, char *buf)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct pollfd p = { .fd = mnl_socket_get_fd(h->nl), .events = POLLIN };
 	ssize_t n;
 	int ret;
@@ -235,10 +272,12 @@ static int get_recv(struct nft_handle *h, uint32_t seq, struct get_ctx *c)
 			continue;
 		if (ret <= 0)
 			return ret < 0 ? -errno : -ETIMEDOUT;
-		n = mnl_socket_recvfrom(h->nl, buf, sizeof(buf));
+		n = mnl_socket_recvfrom(h->nl, buf, RECV_BUF);
 		if (n < 0)
 			return -errno;
 		ret = mnl_cb_run(buf, (size_t)n, seq, h->portid, on_obj, c);
+		if (c->err)
+			return c->err;
 		if (ret == MNL_CB_ERROR && errno == EPROTO)
 			continue;   /* a stale answer to an older sequence number */
 		if (ret <= MNL_CB_STOP)
@@ -248,10 +287,58 @@ static int get_recv(struct nft_handle *h, uint32_t seq, struct get_ctx *c)
 	}
 }
 
+/*
+ * Reads answers to seq until the object (get), NLMSG_DONE (dump) or an error. The
+ * buffer is as large as nft_batch.c's: dump skbs grow to the largest read the socket
+ * has seen, and a smaller buffer would truncate them.
+ */
+static int get_recv(struct nft_handle *h, uint32_t seq, struct get_ctx *c)
+{
+	char *buf = malloc(RECV_BUF);
+	int ret;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	ret = get_recv_into(h, seq, c, buf);
+	free(buf);
+	return ret;
+}
+
+int nft_rate_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct get_ctx c = { .dump = true };
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	struct nlmsghdr *nlh;
+	uint32_t seq = h->seq++;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (o == NULL)
+		return -ENOMEM;
+	/* The kernel filters a dump by table and object type. */
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, NFT_TABLE);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_INET, NLM_F_DUMP, seq);
+	nftnl_obj_nlmsg_build_payload(nlh, o);
+	nftnl_obj_free(o);
+	ret = mnl_socket_sendto(h->nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
+	if (ret == 0)
+		ret = get_recv(h, seq, &c);
+	if (ret) {
+		free(c.v);
+		return ret;
+	}
+	*out = c.v;
+	*n = c.n;
+	return 0;
+}
+
 int nft_rate_drops(struct nft_handle *h, uint32_t mark, uint64_t *pkts, uint64_t *bytes)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE], name[32];
-	struct get_ctx c = { 0, 0, false };
+	struct get_ctx c = { 0 };
 	struct nftnl_obj *o;
 	struct nlmsghdr *nlh;
 	uint32_t seq = h->seq++;
