@@ -74,6 +74,7 @@ struct session_limits {
 	int64_t pids;
 	int64_t disk;          /* bytes; measured by the limits watcher (warn or kill) */
 	int64_t timeout_s;     /* seconds after start */
+	int64_t net_rate;      /* bytes/second, both directions; the gateway's nft limit */
 };
 
 /* Detects the v1 controllers next to v2root and the v2 controllers. 0 or -errno. */

@@ -29,11 +29,12 @@ static json_t *int_or_null(int64_t v)
 
 static json_t *limits_json(const struct session_limits *l)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "memory", int_or_null(l->memory),
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "memory", int_or_null(l->memory),
 			 "cpus", l->millicpus > 0 ? json_real((double)l->millicpus / 1000.0)
 						  : json_null(),
 			 "pids", int_or_null(l->pids), "disk", int_or_null(l->disk),
-			 "timeout", int_or_null(l->timeout_s));
+			 "timeout", int_or_null(l->timeout_s), "net_rate",
+			 int_or_null(l->net_rate));
 }
 
 json_t *session_to_json(const struct session *s)
@@ -110,6 +111,7 @@ static int parse_limits(const json_t *o, struct session_limits *l)
 	l->pids = opt_int(r, "pids");
 	l->disk = opt_int(r, "disk");
 	l->timeout_s = opt_int(r, "timeout");
+	l->net_rate = opt_int(r, "net_rate");   /* absent in records of older versions */
 	cpus = json_object_get(r, "cpus");
 	if (json_is_number(cpus) && !(json_number_value(cpus) > 0 &&
 				      json_number_value(cpus) <= SESSION_CPUS_MAX))

@@ -12,11 +12,14 @@
 #include "cli/cli_util.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "nft/nft.h"
 
 static const char usage_text[] =
 	"usage: sandgate session create --id ID [--tenant T] [--user U] [--template NAME]\n"
 	"           [--policy NAME] [--memory BYTES] [--cpus N] [--pids N] [--disk BYTES]\n"
 	"           [--timeout SECONDS] [--iface IFNAME]... [--cgroup PATH] [--workdir DIR]\n"
+	"           [--net-rate RATE]   (needs the gateway; e.g. 1mbit, 100kbytes: units\n"
+	"           bit kbit mbit gbit, bytes kbytes mbytes gbytes; both directions)\n"
 	"       sandgate session start|pause|resume|terminate|cleanup ID [--reason R]\n"
 	"           [--fs preserved|deleted|snapshot]   (cleanup)\n"
 	"       sandgate session list\n"
@@ -27,7 +30,8 @@ static const char usage_text[] =
 	"  policy_violation, timeout, normal, signal, oom. BYTES takes K, M, G suffixes.\n";
 
 enum { O_ID = 256, O_TENANT, O_USER, O_TEMPLATE, O_POLICY, O_MEMORY, O_CPUS, O_PIDS,
-       O_DISK, O_TIMEOUT, O_IFACE, O_CGROUP, O_WORKDIR, O_REASON, O_FS, O_ACTOR, O_CONTROL };
+       O_DISK, O_TIMEOUT, O_IFACE, O_CGROUP, O_WORKDIR, O_REASON, O_FS, O_ACTOR, O_CONTROL,
+       O_NET_RATE };
 
 static const struct option longopts[] = {
 	{ "id", required_argument, NULL, O_ID }, { "tenant", required_argument, NULL, O_TENANT },
@@ -44,6 +48,7 @@ static const struct option longopts[] = {
 	{ "reason", required_argument, NULL, O_REASON }, { "fs", required_argument, NULL, O_FS },
 	{ "actor", required_argument, NULL, O_ACTOR },
 	{ "control", required_argument, NULL, O_CONTROL },
+	{ "net-rate", required_argument, NULL, O_NET_RATE },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -71,6 +76,18 @@ static int set_cpus(struct sopts *o, const char *val)
 	if (*end || !(d > 0))
 		return -EINVAL;
 	return json_object_set_new(o->args, "cpus", json_real(d)) ? -ENOMEM : 0;
+}
+
+/* --net-rate 1mbit: bytes/second for the daemon (nft/nft.h nft_rate_parse). */
+static int set_rate(struct sopts *o, const char *val)
+{
+	uint64_t r;
+	int ret = nft_rate_parse(val, &r);
+
+	if (ret)
+		return ret;
+	return json_object_set_new(o->args, "net_rate", json_integer((json_int_t)r)) ? -ENOMEM
+										       : 0;
 }
 
 static int add_iface(struct sopts *o, const char *val)
@@ -104,6 +121,7 @@ static int take_opt(struct sopts *o, int c, const char *val)
 	case O_PIDS: return set_num(o, "pids", val, false);
 	case O_TIMEOUT: return set_num(o, "timeout", val, false);
 	case O_CPUS: return set_cpus(o, val);
+	case O_NET_RATE: return set_rate(o, val);
 	case O_IFACE: return add_iface(o, val);
 	case O_CGROUP: return set_str(o, "cgroup", val);
 	case O_WORKDIR: return set_str(o, "workdir", val);

@@ -41,7 +41,10 @@ struct lim_entry {
 	struct cg_cpu_counters cpu;
 	struct cg_pids_counters pids;
 	int64_t last_sample_ms;
-	struct lim_acc acc_cpu, acc_mem, acc_pids;
+	struct lim_acc acc_cpu, acc_mem, acc_pids, acc_net;
+	/* --net-rate drops so far (nft counter drops_ID). Baseline 0: the counter is made
+	 * with the session's elements, and re-made (from 0) when they are re-added. */
+	uint64_t net_pkts, net_bytes;
 	uint64_t oom_pending;      /* kills counted, not yet reported */
 	uint64_t oom_reported;     /* kills reported since the watch began */
 	int64_t oom_due_ms;        /* report the pending ones by then, pid or not */
@@ -81,6 +84,10 @@ static inline const struct sg_limits_config *lim_cfg(const struct limits *L)
 void lim_sample_memory(struct limits *L, struct lim_entry *e, int64_t now);
 void lim_sample_pids(struct limits *L, struct lim_entry *e, int64_t now);
 void lim_sample_cpu(struct limits *L, struct lim_entry *e, int64_t now);
+/* Reads the drop counter of e's --net-rate limit in the gateway's ruleset. */
+void lim_sample_net(struct limits *L, struct lim_entry *e, int64_t now);
+/* The same for every session with a rate for which live() holds, in one dump. */
+void lim_sample_net_all(struct limits *L, bool (*live)(const struct session *));
 /* Reports what is due: accumulated counts past report_interval (all of them when
  * force), OOM kills whose victim is known or whose wait is over (all when force). */
 void lim_report_due(struct limits *L, struct lim_entry *e, int64_t now, bool force);

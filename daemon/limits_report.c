@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "daemon/limits_int.h"
+#include "nft/nft.h"
 
 struct lim_report {
 	const char *limit, *action;
@@ -185,6 +187,71 @@ void lim_sample_cpu(struct limits *L, struct lim_entry *e, int64_t now)
 	e->cpu = c;
 }
 
+static void net_count(struct lim_entry *e, uint64_t pkts, uint64_t bytes)
+{
+	acc_add(&e->acc_net, rose(pkts, e->net_pkts), rose(bytes, e->net_bytes),
+		e->last_sample_ms);
+	e->net_pkts = pkts;
+	e->net_bytes = bytes;
+}
+
+void lim_sample_net(struct limits *L, struct lim_entry *e, int64_t now)
+{
+	uint64_t pkts = 0, bytes = 0;
+	int ret;
+
+	(void)now;
+	if (e->s->lim.net_rate <= 0 || !L->ss->d->nft)
+		return;
+	ret = nft_rate_drops(L->ss->d->nft, nft_mark_make(e->s->mark), &pkts, &bytes);
+	if (ret) {
+		log_debug("session %s: net_rate drop counter unreadable: %s", e->s->id,
+			  strerror(-ret));
+		return;
+	}
+	net_count(e, pkts, bytes);
+}
+
+static int by_mark(const void *a, const void *b)
+{
+	uint32_t x = ((const struct nft_rate_drops *)a)->mark;
+	uint32_t y = ((const struct nft_rate_drops *)b)->mark;
+
+	return x < y ? -1 : x > y;
+}
+
+void lim_sample_net_all(struct limits *L, bool (*live)(const struct session *))
+{
+	struct nft_rate_drops *v = NULL, key, *d;
+	size_t i, n = 0;
+	bool any = false;
+	int ret;
+
+	for (i = 0; i < L->n && !any; i++)
+		any = L->v[i]->s->lim.net_rate > 0 && live(L->v[i]->s);
+	if (!any || !L->ss->d->nft)
+		return;
+	/* One dump for all sessions: a request per session would cost a round trip each. */
+	ret = nft_rate_drops_all(L->ss->d->nft, &v, &n);
+	if (ret) {
+		log_debug("net_rate drop counters unreadable: %s", strerror(-ret));
+		return;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_mark);
+	for (i = 0; i < L->n; i++) {
+		struct lim_entry *e = L->v[i];
+
+		if (e->s->lim.net_rate <= 0 || !live(e->s) || n == 0)
+			continue;
+		key.mark = nft_mark_make(e->s->mark);
+		d = bsearch(&key, v, n, sizeof(*v), by_mark);
+		if (d)
+			net_count(e, d->pkts, d->bytes);
+	}
+	free(v);
+}
+
 /* One bounded report: nothing counted, or the last one too recent, means no event. */
 static void report_acc(struct lim_entry *e, struct lim_acc *a, const char *limit,
 		       int64_t measured, int64_t configured, int64_t now, int64_t interval,
@@ -196,7 +263,7 @@ static void report_acc(struct lim_entry *e, struct lim_acc *a, const char *limit
 		return;
 	r.count = (int64_t)a->count;
 	r.window_ms = a->since_ms ? now - a->since_ms : -1;
-	if (strcmp(limit, "cpu_throttle") == 0)
+	if (strcmp(limit, "cpu_throttle") == 0 || strcmp(limit, "net_rate") == 0)
 		r.measured = (int64_t)a->amount;
 	emit(e->s, &r, NULL, -1);
 	a->count = a->amount = 0;
@@ -266,6 +333,7 @@ void lim_report_due(struct limits *L, struct lim_entry *e, int64_t now, bool for
 	report_acc(e, &e->acc_pids, "pids_max", e->pids.peak ? (int64_t)e->pids.peak : -1,
 		   e->s->lim.pids, now, iv, force);
 	report_acc(e, &e->acc_cpu, "cpu_throttle", -1, 0, now, iv, force);
+	report_acc(e, &e->acc_net, "net_rate", -1, e->s->lim.net_rate, now, iv, force);
 	report_ooms(L, e, now, force);
 }
 

@@ -242,6 +242,7 @@ uint64_t limits_flush(struct sessions *ss, struct session *s)
 	lim_sample_memory(L, e, now);
 	lim_sample_pids(L, e, now);
 	lim_sample_cpu(L, e, now);
+	lim_sample_net(L, e, now);
 	lim_report_due(L, e, now, true);
 	reported = e->oom_reported;
 	/* Ended: nothing more to report, and its descriptors go back to the budget. */
@@ -337,6 +338,7 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 		return;
 	if (L->armed_ms != lim_cfg(L)->sample_interval_ms && arm(L) < 0)
 		log_warn("limits: cannot re-arm the sample timer");
+	lim_sample_net_all(L, live);   /* before the loop: it uses each last_sample_ms */
 	/* lim_check_disk may terminate a session, which drops its entry and moves the last
 	 * one into its slot: walking down, that one has been seen already. */
 	for (i = L->n; i-- > 0;) {

@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 #include "daemon/session_int.h"
+#include "nft/nft.h"
 
 static const char *const create_keys[] = {
 	"id", "tenant", "tenant_id", "user", "user_id", "template", "policy", "memory", "cpus",
-	"pids", "disk", "timeout", "iface", "cgroup", "workdir", NULL,
+	"pids", "disk", "timeout", "iface", "cgroup", "workdir", "net_rate", NULL,
 };
 
 static int dup_opt(const json_t *args, const char *key, const char *alt, char **out,
@@ -63,6 +64,13 @@ static int parse_limits(const json_t *args, struct session_limits *l, char *err,
 		ret = arg_int(args, "timeout", &l->timeout_s, err, errlen);
 	if (ret == 0)
 		ret = parse_cpus(args, &l->millicpus, err, errlen);
+	if (ret == 0)
+		ret = arg_int(args, "net_rate", &l->net_rate, err, errlen);
+	if (ret == 0 && (l->net_rate == 0 || l->net_rate > (int64_t)NFT_RATE_MAX)) {
+		snprintf(err, errlen, "\"net_rate\" must be 1 to %llu bytes/second",
+			 (unsigned long long)NFT_RATE_MAX);
+		ret = -EINVAL;
+	}
 	if (ret == 0 && l->memory >= 0 && l->memory < 4096) {
 		snprintf(err, errlen, "\"memory\" must be at least 4096 bytes");
 		ret = -EINVAL;
@@ -172,6 +180,12 @@ static int parse_create(struct sessions *ss, const json_t *args, struct session 
 		ret = dup_opt(args, "policy", NULL, &s->policy, err, errlen);
 	if (ret == 0 && !config_policy(ss->d->cfg, s->policy)) {
 		snprintf(err, errlen, "unknown policy \"%s\"", s->policy);
+		ret = -EINVAL;
+	}
+	/* The limit lives in the gateway's ruleset: without a gateway nothing enforces it. */
+	if (ret == 0 && s->lim.net_rate > 0 && !ss->d->cfg->gateway.enabled) {
+		snprintf(err, errlen, "\"net_rate\" needs the gateway (gateway.enabled: true):"
+			 " the limit is a rule of its nftables ruleset");
 		ret = -EINVAL;
 	}
 	if (ret == 0)

@@ -26,6 +26,7 @@ static void describe(const struct session *s, struct nft_session *n)
 	n->cgroup_id = s->cgroup_id;
 	n->ifnames = (const char *const *)s->ifaces;
 	n->n_ifnames = s->n_ifaces;
+	n->rate_bytes = s->lim.net_rate > 0 ? (uint64_t)s->lim.net_rate : 0;
 }
 
 int sess_nft_add(struct sessions *ss, struct session *s)

@@ -67,6 +67,8 @@ static void emit_start(struct sessions *ss, const struct session *s, const struc
 	if (l->timeout_s > 0) event_int(e, "timeout_s", l->timeout_s);
 	else event_null(e, "timeout_s");
 	if (l->disk > 0) event_int(e, "disk", l->disk); else event_null(e, "disk");
+	if (l->net_rate > 0) event_int(e, "net_rate", l->net_rate);
+	else event_null(e, "net_rate");
 	event_bool(e, "disk_enforced", false);
 	event_str(e, "controllers", (ss->cg.v1_mask & s->v1_mask) ? "v1" : "v2");
 	event_object_end(e);

@@ -114,7 +114,11 @@ struct nft_session {
 	uint64_t cgroup_id;            /* cgroup v2 inode id; 0 = no cgroup element */
 	const char *const *ifnames;    /* interfaces arriving from the sandbox */
 	size_t n_ifnames;
+	uint64_t rate_bytes;           /* --net-rate, bytes/second; 0 = no limit */
 };
+
+/* The highest --net-rate (bytes/second): 1 Tbit/s. */
+#define NFT_RATE_MAX 125000000000ull
 
 struct nft_handle;
 
@@ -187,6 +191,31 @@ int nft_bound_add(struct nft_handle *h, const struct nft_bound *e, size_t n);
  * (the sets are listed first). 0 or -errno.
  */
 int nft_bound_flush(struct nft_handle *h, uint32_t mark);
+
+/*
+ * The drops of s's rate limit so far (its counter object drops_ID), read from the
+ * kernel. Returns 0, -ENOENT when the session has no rate limit installed, or -errno.
+ */
+int nft_rate_drops(struct nft_handle *h, uint32_t mark, uint64_t *pkts, uint64_t *bytes);
+/* One session's drops, as nft_rate_drops_all() lists them. */
+struct nft_rate_drops {
+	uint32_t mark;                 /* nft_mark_make(id) */
+	uint64_t pkts, bytes;
+};
+/*
+ * Every session's drops in one netlink dump (what the limits watcher reads each tick,
+ * instead of one request per session). *out is malloc'ed (free it; NULL when *n is 0).
+ * Returns 0 or -errno.
+ */
+int nft_rate_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n);
+/*
+ * Parses a rate: a positive number and a unit, optionally followed by "/s": bit, kbit,
+ * mbit, gbit (powers of 1000 bits) or bytes, kbytes, mbytes, gbytes (powers of 1024
+ * bytes, as nft writes them): "1mbit" = 125000, "100kbytes" = 102400 bytes/second.
+ * Returns 0, -EINVAL (no unit or not a number) or -ERANGE (below 1 byte/s or above
+ * NFT_RATE_MAX).
+ */
+int nft_rate_parse(const char *s, uint64_t *bytes_per_s);
 
 /*
  * Writes the ruleset nft_install() builds for o as nft text. impl says which queue

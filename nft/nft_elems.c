@@ -13,7 +13,7 @@ int nft_session_check(const struct nft_session *s)
 {
 	if (nft_mark_check(s->mark) != 0 || s->n_ifnames > NFT_IFNAMES_MAX)
 		return -EINVAL;
-	if (s->cgroup_id == 0 && s->n_ifnames == 0)
+	if ((s->cgroup_id == 0 && s->n_ifnames == 0) || s->rate_bytes > NFT_RATE_MAX)
 		return -EINVAL;
 	if (s->n_ifnames > 0 && s->ifnames == NULL)
 		return -EINVAL;
@@ -110,4 +110,5 @@ void nft_elems_session(struct nft_batch *b, const struct nft_options *o,
 		elems_cgroup(b, s, type);
 	if (s->n_ifnames > 0 && o->iface_mode)
 		elems_iface(b, s, type);
+	nft_rate_elems(b, s, type);
 }

@@ -27,6 +27,8 @@ struct nftnl_rule;
 #define NFT_SET_ALLOW6     "allow6"
 #define NFT_SET_ANY4       "bound4any"
 #define NFT_SET_ANY6       "bound6any"
+#define NFT_SET_RATES      "rate_limits"   /* mark : limit (nft_ratelimit.c) */
+#define NFT_SET_DROPS      "rate_drops"    /* mark : counter */
 #define NFT_PRIO_STEER     (-150)   /* mangle: after conntrack (-200), ct exists */
 #define NFT_PRIO_VERDICT   (-140)   /* a queue verdict's ACCEPT resumes here */
 #define NFT_IFNAMES_MAX    64       /* per session: bounds one element message */
@@ -102,6 +104,11 @@ void nft_rules_build(struct nft_batch *b, const struct nft_options *o, enum nft_
 void nft_elems_session(struct nft_batch *b, const struct nft_options *o,
 		       const struct nft_session *s, uint16_t type);
 int nft_session_check(const struct nft_session *s);
+
+/* nft_ratelimit.c: the --net-rate maps, their rule (chain session) and elements. */
+void nft_rate_maps(struct nft_batch *b);
+void nft_rate_rule(struct nft_batch *b);
+void nft_rate_elems(struct nft_batch *b, const struct nft_session *s, uint16_t type);
 
 /* Flags of the NFQUEUE target/expression for o (bypass, fanout). */
 uint16_t nft_queue_flags(const struct nft_options *o);

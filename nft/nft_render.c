@@ -68,7 +68,11 @@ static void put_sets(FILE *f)
 	      "\tset " NFT_SET_ANY4 " {\n\t\ttype mark . ipv4_addr\n"
 	      "\t\tflags timeout\n\t}\n\n"
 	      "\tset " NFT_SET_ANY6 " {\n\t\ttype mark . ipv6_addr\n"
-	      "\t\tflags timeout\n\t}\n\n", f);
+	      "\t\tflags timeout\n\t}\n\n"
+	      "\t# --net-rate: session mark -> limit rate_ID (over R bytes/second) and its\n"
+	      "\t# drop counter drops_ID, both added and removed with the session\n"
+	      "\tmap " NFT_SET_RATES " {\n\t\ttype mark : limit\n\t}\n\n"
+	      "\tmap " NFT_SET_DROPS " {\n\t\ttype mark : counter\n\t}\n\n", f);
 }
 
 static void put_deny_session(FILE *f, const struct nft_options *o)
@@ -81,7 +85,9 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	      "\t\tct direction original reject with icmpx admin-prohibited\n"
 	      "\t\tct direction reply accept\n"
 	      "\t\tdrop\n\t}\n\n", f);
-	fputs("\tchain " NFT_CH_SESSION " {\n\t\ticmpv6 type 133-137 accept\n", f);
+	fputs("\tchain " NFT_CH_SESSION " {\n\t\ticmpv6 type 133-137 accept\n"
+	      "\t\tlimit name meta mark & 0xff0fffff map @" NFT_SET_RATES
+	      " counter name meta mark & 0xff0fffff map @" NFT_SET_DROPS " drop\n", f);
 	for (size_t i = 0; i < sizeof(dns) / sizeof(dns[0]); i++) {
 		fprintf(f, "\t\tmeta l4proto %s 53 ", dns[i]);
 		put_queue(f, o);

@@ -309,6 +309,7 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 	struct nft_rb rb;
 
 	rule_nd(b);
+	nft_rate_rule(b);   /* --net-rate: before anything can accept or queue */
 	rule_dns(b, o, impl, IPPROTO_UDP, 2);
 	rule_dns(b, o, impl, IPPROTO_TCP, 2);
 	rule_dns(b, o, impl, IPPROTO_UDP, 0);
@@ -399,6 +400,7 @@ void nft_rules_build(struct nft_batch *b, const struct nft_options *o, enum nft_
 	emit_table_replace(b);
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		emit_set(b, &sets[i], (uint32_t)i + 1);
+	nft_rate_maps(b);
 	/* Regular chains first: base chains' rules jump to them. */
 	emit_chain(b, NFT_CH_DENY, -1, 0);
 	emit_chain(b, NFT_CH_SESSION, -1, 0);

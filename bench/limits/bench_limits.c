@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200, rounds = argc > 2 ? atoi(argv[2]) : 21;
 	int files = argc > 3 ? atoi(argv[3]) : 10000, i, r, made = 0;
-	struct session_limits lim = { 64 << 20, 500, 64, 0, 0 };
+	struct session_limits lim = { 64 << 20, 500, 64, 0, 0, 0 };
 	char (*rel)[64] = calloc((size_t)n, sizeof(*rel)), err[256], tmp[] = "/tmp/sgbl.XXXXXX";
 	unsigned *mask = calloc((size_t)n, sizeof(*mask));
 	double *base = calloc((size_t)rounds, sizeof(double));

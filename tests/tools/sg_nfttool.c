@@ -1,7 +1,9 @@
 /*
  * sg_nfttool: drives nft/ for tests/integration/t_nft_ruleset.sh.
  *   sg_nfttool [OPTIONS] probe|install|uninstall
- *   sg_nfttool [OPTIONS] add|del --id N [--cgroup ID] [--iface NAME]...
+ *   sg_nfttool [OPTIONS] add|del --id N [--cgroup ID] [--iface NAME]... [--rate BYTES]
+ *   sg_nfttool [OPTIONS] drops   every session's rate-limit drops: "N counters", then
+ *                                "MARK PKTS BYTES" lines (nft_rate_drops_all)
  *   sg_nfttool mark N          prints the session mark of id N (0x...)
  * OPTIONS: --netns NAME --queue-base B --queues N --level L --fail-open --fanout
  *          --qimpl auto|native|compat --no-cgroup --no-iface
@@ -21,6 +23,7 @@ struct tool_args {
 	struct nft_options o;
 	uint32_t id;
 	uint64_t cgroup;
+	uint64_t rate;
 	const char *ifnames[8];
 	size_t n_ifnames;
 };
@@ -51,6 +54,7 @@ static int parse_opt(struct tool_args *a, int c, const char *arg)
 	case 'I': a->o.iface_mode = false; break;
 	case 'i': r = parse_num(arg, NFT_SESSION_ID_MAX, &v); a->id = (uint32_t)v; break;
 	case 'c': r = parse_num(arg, UINT64_MAX, &a->cgroup); break;
+	case 'r': r = parse_num(arg, NFT_RATE_MAX, &a->rate); break;
 	case 'f':
 		if (a->n_ifnames >= sizeof(a->ifnames) / sizeof(a->ifnames[0]))
 			return -E2BIG;
@@ -76,6 +80,7 @@ static int parse_args(int argc, char **argv, struct tool_args *a)
 		{ "id", required_argument, NULL, 'i' },
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "iface", required_argument, NULL, 'f' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -87,9 +92,26 @@ static int parse_args(int argc, char **argv, struct tool_args *a)
 	return optind < argc ? 0 : -EINVAL;
 }
 
+static int print_drops(struct nft_handle *h)
+{
+	struct nft_rate_drops *v;
+	size_t n;
+	int r = nft_rate_drops_all(h, &v, &n);
+
+	if (r != 0)
+		return r;
+	printf("%zu counters\n", n);
+	for (size_t i = 0; i < n; i++)
+		printf("0x%08" PRIx32 " %" PRIu64 " %" PRIu64 "\n", v[i].mark, v[i].pkts,
+		       v[i].bytes);
+	free(v);
+	return 0;
+}
+
 static int run(struct nft_handle *h, const char *cmd, const struct tool_args *a)
 {
-	struct nft_session s = { nft_mark_make(a->id), a->cgroup, a->ifnames, a->n_ifnames };
+	struct nft_session s = { nft_mark_make(a->id), a->cgroup, a->ifnames, a->n_ifnames,
+				 a->rate };
 	enum nft_qimpl impl;
 	int r;
 
@@ -111,6 +133,8 @@ static int run(struct nft_handle *h, const char *cmd, const struct tool_args *a)
 		return nft_session_add(h, &s);
 	if (strcmp(cmd, "del") == 0)
 		return nft_session_del(h, &s);
+	if (strcmp(cmd, "drops") == 0)
+		return print_drops(h);
 	return -EINVAL;
 }
 

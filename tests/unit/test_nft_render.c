@@ -124,6 +124,48 @@ static void test_render_options(void **state)
 	assert_int_equal(nft_render(&o, NFT_QIMPL_NATIVE, stdout), -EINVAL);
 }
 
+/* --net-rate values: bits in powers of 1000, bytes in powers of 1024 (as nft). */
+static void test_rate_parse(void **state)
+{
+	static const struct { const char *in; uint64_t out; } ok[] = {
+		{ "1mbit", 125000 }, { "100kbytes", 102400 }, { "8bit", 1 },
+		{ "2.5mbit/s", 312500 }, { "1gbit", 125000000 }, { "1mbytes", 1048576 },
+		{ "1gbytes", 1073741824 }, { "4000bytes", 4000 }, { "1000gbit", NFT_RATE_MAX },
+	};
+	static const char *const bad[] = { "", "5", "mbit", "-1mbit", "1 mbit", "1mb",
+					   "1mbit/", "1Mbit", "0mbit", "nanmbit", "1kbitx" };
+	uint64_t r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		r = 0;
+		assert_int_equal(nft_rate_parse(ok[i].in, &r), 0);
+		assert_int_equal(r, ok[i].out);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(nft_rate_parse(bad[i], &r), -EINVAL);
+	assert_int_equal(nft_rate_parse("1bit", &r), -ERANGE);   /* an eighth of a byte */
+	assert_int_equal(nft_rate_parse("1001gbit", &r), -ERANGE);
+	assert_int_equal(nft_rate_parse(NULL, &r), -EINVAL);
+}
+
+static void test_render_rate(void **state)
+{
+	struct nft_options o;
+	char *t;
+
+	(void)state;
+	nft_options_init(&o);
+	t = render(&o, NFT_QIMPL_NATIVE);
+	assert_non_null(strstr(t, "map rate_limits {\n\t\ttype mark : limit\n"));
+	assert_non_null(strstr(t, "map rate_drops {\n\t\ttype mark : counter\n"));
+	/* First after neighbour discovery: nothing accepts or queues a packet before it. */
+	assert_non_null(strstr(t, "icmpv6 type 133-137 accept\n\t\tlimit name meta mark & "
+			       "0xff0fffff map @rate_limits counter name meta mark & 0xff0fffff"
+			       " map @rate_drops drop\n"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +173,8 @@ int main(void)
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_render_default),
 		cmocka_unit_test(test_render_options),
+		cmocka_unit_test(test_rate_parse),
+		cmocka_unit_test(test_render_rate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
