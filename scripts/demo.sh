@@ -92,7 +92,9 @@ say "sandgate status (over the control socket)"
 SID=demo-$(date +%s)
 W=$(mktemp -d /tmp/sandgate-demo.XXXXXX)
 say "a session: its own cgroup with limits (memory 256M, 64 pids), workdir $W"
-"$BIN/sandgate" session create --id "$SID" --tenant demo --user agent --template shell \
+# The demo's commands run as root (sandgate run as root), so the session says so: a
+# session of another user would raise root-in-nonroot-session on every event.
+"$BIN/sandgate" session create --id "$SID" --tenant demo --user root --template shell \
 	--memory 268435456 --pids 64 --workdir "$W" --actor demo-script
 "$BIN/sandgate" session start "$SID" --actor demo-script >/dev/null
 
@@ -105,6 +107,13 @@ ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
 say "and two the policy blocks: a name not allowed (the gateway answers REFUSED), an address nobody resolved (reset)"
 ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
 	'dig +time=2 +tries=1 exfil.example | grep -o "status: [A-Z]*"; curl -sS --max-time 3 http://198.18.1.9/ || true'
+say "and a download-and-run pipeline (base64 -d | sh): detection pairs the pipe and alerts"
+ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
+	'echo ZWNobyBoZWxsbyBmcm9tIGEgcGlwZQo= | base64 -d | sh'
+for _ in $(seq 50); do
+	grep -q "\"event\":\"alert\",\"host\":\"[^\"]*\",\"session_id\":\"$SID\"" "$STATE"/journal/*.jsonl && break
+	sleep 0.2
+done
 say "waiting for the flows' end records (net.flow comes when conntrack forgets a flow)"
 for _ in $(seq 100); do
 	[ "$(cat "$STATE"/journal/*.jsonl | grep -c "\"event\":\"net.flow\",\"host\":\"[^\"]*\",\"session_id\":\"$SID\"")" -ge 3 ] && break
@@ -128,7 +137,8 @@ cat "$STATE"/journal/*.jsonl | jq -c --arg s "$SID" 'select(.session_id == $s)
 	| {seq, event, source} + (del(.ts, .seq, .prev, .event, .host, .session_id, .source)
 	| with_entries(select(.key | IN("reason","actor","exit_status","fs_state","tool","status",
 	  "input_summary","changed_while_paused","cmd","args","path","qname","answers","dst",
-	  "domain","http_host","verdict","rcode","bytes_out","bytes_in","exit_code"))))'
+	  "domain","http_host","verdict","rcode","bytes_out","bytes_in","exit_code","rule",
+	  "severity","summary","refs"))))'
 
 say "stopping the daemon (SIGTERM: final checkpoint, clean close)"
 kill -TERM "$DPID"
