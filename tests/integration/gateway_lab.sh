@@ -3,7 +3,7 @@
 #
 #   $GWNS  the gateway's namespace: the daemon's gateway works here; in cgroup mode the
 #          session's processes run here too (socket cgroupv2 sees only its own netns)
-#   $PEER  upstream: dnsmasq (198.18.1.2:53, names *.web.test), nginx (TLS 443 with a
+#   $PEER  upstream: dnsmasq, or unbound with LAB_RESOLVER=unbound (198.18.1.2:53, names *.web.test), nginx (TLS 443 with a
 #          certificate made here, HTTP 80; IPv4 and IPv6), socat sinks/sources
 #   $SBX   a sandbox with its own veth (interface mode), routed by $GWNS
 # Source after lib.sh and session_helpers.sh. Needs: ip, dnsmasq, nginx, openssl, dig,
@@ -87,19 +87,51 @@ NGX
 	ip netns exec "$PEER" nginx -c "$T_TMP/nginx.conf" -e "$T_TMP/ngx/error.log"
 }
 
-lab_peers() {
-	ip netns exec "$PEER" dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts \
-		--bind-interfaces --listen-address=198.18.1.2 --listen-address=2001:db8:1::2 \
-		--address=/web.test/198.18.1.2 --address=/web.test/2001:db8:1::2 \
-		--user=root --pid-file= 2>"$T_TMP/dnsmasq.log" &
+# lab_unbound: unbound as the lab resolver (LAB_RESOLVER=unbound): web.test and every
+# name below it answered with the peer's addresses (TTL 300), nothing else resolved
+# (no forwarders, no root hints reachable: the lab has no internet).
+lab_unbound() {
+	cat >"$T_TMP/unbound.conf" <<UNB
+server:
+	interface: 198.18.1.2
+	interface: 2001:db8:1::2
+	do-daemonize: no
+	username: ""
+	chroot: ""
+	directory: "$T_TMP"
+	pidfile: ""
+	use-syslog: no
+	logfile: "$T_TMP/unbound.log"
+	access-control: 0.0.0.0/0 allow
+	access-control: ::/0 allow
+	module-config: "iterator"
+	local-zone: "web.test." redirect
+	local-data: "web.test. 300 IN A 198.18.1.2"
+	local-data: "web.test. 300 IN AAAA 2001:db8:1::2"
+remote-control:
+	control-enable: no
+UNB
+	ip netns exec "$PEER" unbound -d -c "$T_TMP/unbound.conf" 2>"$T_TMP/unbound.err" &
 	cleanup "kill $!"
+}
+
+lab_peers() {
+	if [ "${LAB_RESOLVER:-dnsmasq}" = unbound ]; then
+		lab_unbound
+	else
+		ip netns exec "$PEER" dnsmasq -k --conf-file=/dev/null --no-resolv --no-hosts \
+			--bind-interfaces --listen-address=198.18.1.2 --listen-address=2001:db8:1::2 \
+			--address=/web.test/198.18.1.2 --address=/web.test/2001:db8:1::2 \
+			--user=root --pid-file= 2>"$T_TMP/dnsmasq.log" &
+		cleanup "kill $!"
+	fi
 	# Sink: reads everything, sends nothing and keeps its half open (-u) until the
 	# client closes (a half-closed flow would end after the short CLOSE_WAIT timeout).
 	ip netns exec "$PEER" socat -u TCP-LISTEN:9000,bind=198.18.1.2,fork,reuseaddr OPEN:/dev/null,wronly &
 	cleanup "kill $!"
 	lab_cert
 	lab_nginx
-	wait_for "dnsmasq" 10 sh -c "ip netns exec '$GWNS' dig +short +time=1 +tries=1 @198.18.1.2 web.test | grep -q 198.18.1.2"
+	wait_for "resolver" 10 sh -c "ip netns exec '$GWNS' dig +short +time=1 +tries=1 @198.18.1.2 web.test | grep -q 198.18.1.2"
 	wait_for "nginx" 10 sh -c "ip netns exec '$GWNS' curl -s -o /dev/null http://198.18.1.2/f100k"
 }
 

@@ -11,6 +11,8 @@
 . "$(dirname "$0")/session_helpers.sh"
 . "$(dirname "$0")/gateway_lab.sh"
 require_root
+LAB_RESOLVER=unbound   # the issue's resolver: unbound serves the allowed and blocked names
+command -v unbound >/dev/null || { echo "missing unbound"; echo "0 passed, 1 failed"; exit 1; }
 command -v kdig >/dev/null || { echo "missing kdig"; echo "0 passed, 1 failed"; exit 1; }
 lab_up
 
