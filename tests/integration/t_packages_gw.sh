@@ -122,6 +122,16 @@ echeck "block: net.connect of pip to it: blocked, unapproved_package_source" "$c
 	'.verdict == "blocked" and .reason == "unapproved_package_source" and .pid > 0 and .mode == "enforce"'
 n=$(cnt)
 check "block: nothing reached the unapproved host ($n packets)" test "$n" = 0
+# A direct URL outside the approved sources: refused the same way.
+in_sess s2 "$V/bin/pip" install -q $PIPQ --target "$T_TMP/bad2" \
+	http://other.test/simple/sgnet/sgnet-0.3-py3-none-any.whl >"$T_TMP/pip5.log" 2>&1
+rc=$?
+check "block: pip from a direct URL on an unapproved host fails (rc $rc)" \
+	test $rc -ne 0 -a ! -e "$T_TMP/bad2/sgnet"
+n=$(evq '.event == "net.connect" and .session_id == "s2" and .dst.ip == "198.18.1.3" and .reason == "unapproved_package_source"' | wc -l)
+check "block: both pip runs' connections were refused ($n)" test "$n" -ge 2
+n=$(cnt)
+check "block: the direct URL reached nothing either ($n packets)" test "$n" = 0
 out=$(in_sess s2 curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://other.test/simple/sgnet/)
 check "block: curl in the same session still reaches it ($out)" test "$out" = 200
 
