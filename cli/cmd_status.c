@@ -1,4 +1,4 @@
-/* sandgate status: the daemon's own view of itself, from the control socket. */
+/* sandgate status and reload: one call on the control socket each. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,7 +7,13 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
-int cmd_status(int argc, char **argv)
+/*
+ * Parses [--control PATH] (usage is printed for --help), calls method on the daemon and
+ * hands its result (may be NULL) to on_ok. A failed call is printed as
+ * "sandgate METHOD: FAIL_PREFIX<error>". Returns the exit status.
+ */
+static int control_simple(int argc, char **argv, const char *method, const char *usage,
+			  const char *fail_prefix, void (*on_ok)(json_t *result))
 {
 	static const struct option longopts[] = {
 		{ "control", required_argument, NULL, 'C' },
@@ -16,31 +22,47 @@ int cmd_status(int argc, char **argv)
 	};
 	const char *control = NULL;
 	json_t *result = NULL;
-	char err[512];
-	int c, ret;
+	char err[1024];
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C': control = optarg; break;
 		case 'h':
-			printf("usage: sandgate status [--control PATH]\n"
-			       "Prints the daemon's status as JSON. PATH defaults to "
-			       "$SANDGATE_CONTROL or " CLIENT_DEFAULT_SOCKET ".\n");
+			fputs(usage, stdout);
 			return 0;
 		default: return 2;
 		}
 	}
-	ret = client_call(client_socket_path(control), "status", NULL, NULL, &result, err,
-			  sizeof(err));
-	if (ret) {
-		fprintf(stderr, "sandgate status: %s\n", err);
+	if (client_call(client_socket_path(control), method, NULL, NULL, &result, err,
+			sizeof(err))) {
+		fprintf(stderr, "sandgate %s: %s%s\n", method, fail_prefix, err);
 		return 1;
 	}
-	json_dumpf(result, stdout, JSON_INDENT(2));
-	putchar('\n');
+	on_ok(result);
 	json_decref(result);
 	return 0;
+}
+
+static void print_json(json_t *result)
+{
+	json_dumpf(result, stdout, JSON_INDENT(2));
+	putchar('\n');
+}
+
+static void print_reloaded(json_t *result)
+{
+	(void)result;
+	printf("reloaded\n");
+}
+
+int cmd_status(int argc, char **argv)
+{
+	return control_simple(argc, argv, "status",
+			      "usage: sandgate status [--control PATH]\n"
+			      "Prints the daemon's status as JSON. PATH defaults to "
+			      "$SANDGATE_CONTROL or " CLIENT_DEFAULT_SOCKET ".\n", "", print_json);
 }
 
 int cmd_pending(int argc, char **argv)
@@ -53,35 +75,9 @@ int cmd_pending(int argc, char **argv)
 /* sandgate reload: as SIGHUP; a config with errors is refused with its FILE:LINE. */
 int cmd_reload(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "control", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *control = NULL;
-	json_t *result = NULL;
-	char err[1024];
-	int c, ret;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'C': control = optarg; break;
-		case 'h':
-			printf("usage: sandgate reload [--control PATH]\n"
-			       "Makes the daemon re-read its config file (policies included). A "
-			       "file with errors is refused\nand the running config stays.\n");
-			return 0;
-		default: return 2;
-		}
-	}
-	ret = client_call(client_socket_path(control), "reload", NULL, NULL, &result, err,
-			  sizeof(err));
-	if (ret) {
-		fprintf(stderr, "sandgate reload: refused: %s\n", err);
-		return 1;
-	}
-	json_decref(result);
-	printf("reloaded\n");
-	return 0;
+	return control_simple(argc, argv, "reload",
+			      "usage: sandgate reload [--control PATH]\n"
+			      "Makes the daemon re-read its config file (policies included). A "
+			      "file with errors is refused\nand the running config stays.\n",
+			      "refused: ", print_reloaded);
 }

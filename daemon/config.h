@@ -280,6 +280,14 @@ int config_domain_normalize(const char *in, bool allow_wildcard, char **out,
 			    bool *wildcard, const char **why);
 
 /*
+ * Checks a lowercase ASCII domain name s[0..len) (no trailing dot, no wildcard): labels
+ * 1..63 bytes of letters, digits, '-' and '_', not starting or ending with '-', name
+ * 1..253 bytes, not an IPv4 literal. Returns NULL when valid, else a static reason.
+ * Shared by config_domain_normalize() and policy_name_normalize() (wire names).
+ */
+const char *config_domain_check(const char *s, size_t len);
+
+/*
  * Parses "ADDR/PREFIX" (IPv4 or IPv6; a bare address means a single host). Host bits
  * must be zero. Returns 0 or -EINVAL with *why set to a static reason.
  */

@@ -40,29 +40,24 @@ static const char *check_label(const char *l, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char c = l[i];
 
-		if (c == '*')
-			return "'*' is only allowed as a leading \"*.\"";
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
 			return "invalid character (letters, digits, '-' and '_' only)";
 	}
 	return NULL;
 }
 
-/* Lowercases in place and checks the ASCII (post-IDNA) form. */
-static const char *check_ascii_name(char *s)
+static const char ip_literal[] = "an IP address, not a name";
+
+const char *config_domain_check(const char *s, size_t len)
 {
 	struct in_addr a4;
-	size_t len = strlen(s);
 
-	for (char *p = s; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
 	if (len == 0)
 		return "empty name";
 	if (len > DOMAIN_MAX)
 		return "name longer than 253 bytes";
 	if (inet_pton(AF_INET, s, &a4) == 1)
-		return "an IP address, not a name: use cidr:";
+		return ip_literal;
 	for (const char *l = s;;) {
 		size_t n = strcspn(l, ".");
 		const char *why = check_label(l, n);
@@ -73,6 +68,20 @@ static const char *check_ascii_name(char *s)
 			return NULL;
 		l += n + 1;
 	}
+}
+
+/* Lowercases in place and checks the ASCII (post-IDNA) form, with hints for a config. */
+static const char *check_ascii_name(char *s)
+{
+	const char *why;
+
+	for (char *p = s; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	if (strchr(s, '*'))
+		return "'*' is only allowed as a leading \"*.\"";
+	why = config_domain_check(s, strlen(s));
+	return why == ip_literal ? "an IP address, not a name: use cidr:" : why;
 }
 
 /* Strips one trailing dot and maps non-ASCII names to punycode. */

@@ -260,31 +260,33 @@ static struct lim_entry *entry_by_wd(struct limits *L, int wd)
 	return NULL;
 }
 
+/* One drain of the inotify fd: its events are sampled at one time. */
+struct wd_batch {
+	struct limits *L;
+	int64_t now;
+};
+
+static void on_wd(int wd, void *ctx)
+{
+	struct wd_batch *b = ctx;
+	struct lim_entry *e = entry_by_wd(b->L, wd);
+
+	if (!e || !live(e->s))
+		return;
+	if (wd == e->wd_mem)
+		lim_sample_memory(b->L, e, b->now);
+	else
+		lim_sample_pids(b->L, e, b->now);
+	lim_report_due(b->L, e, b->now, false);
+}
+
 static void on_inotify(struct loop *l, int fd, uint32_t events, void *ctx)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	const struct inotify_event *ev;
-	struct limits *L = ctx;
-	struct lim_entry *e;
-	int64_t now = time_mono_ms();
-	ssize_t n;
-	char *p;
+	struct wd_batch b = { .L = ctx, .now = time_mono_ms() };
 
 	(void)l;
 	(void)events;
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)p;
-			e = entry_by_wd(L, ev->wd);
-			if (!e || !live(e->s))
-				continue;
-			if (ev->wd == e->wd_mem)
-				lim_sample_memory(L, e, now);
-			else
-				lim_sample_pids(L, e, now);
-			lim_report_due(L, e, now, false);
-		}
-	}
+	loop_inotify_drain(fd, on_wd, &b);
 }
 
 static void on_kmsg(struct loop *l, int fd, uint32_t events, void *ctx)

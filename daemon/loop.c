@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 struct watch {
@@ -137,4 +138,19 @@ int loop_run(struct loop *l)
 void loop_stop(struct loop *l)
 {
 	l->stop = true;
+}
+
+void loop_inotify_drain(int fd, void (*fn)(int wd, void *ctx), void *ctx)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+	char *p;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			fn(ev->wd, ctx);
+		}
+	}
 }

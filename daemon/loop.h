@@ -27,4 +27,10 @@ void loop_set_before_sleep(struct loop *l, loop_hook_fn fn, void *ctx);
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);
 
+/*
+ * Reads a non-blocking inotify fd until it is empty, calling fn with the watch
+ * descriptor of each event (callers look the watch up; names are not passed).
+ */
+void loop_inotify_drain(int fd, void (*fn)(int wd, void *ctx), void *ctx);
+
 #endif

@@ -71,33 +71,28 @@ static void adopt(struct sessions *ss, struct session *s)
 		sess_end_observed(ss, s);
 }
 
+static void on_wd(int wd, void *ctx)
+{
+	struct sessions *ss = ctx;
+	struct session *s = sessions_find_wd(ss->reg, wd);
+	bool populated, frozen;
+
+	if (!s || s->state != SESSION_RUNNING ||
+	    cg_events(&ss->cg, s->cgroup, &populated, &frozen) < 0)
+		return;
+	if (populated) {
+		s->populated = true;
+		s->end_due_ms = 0;
+	} else if (s->populated && !s->end_due_ms) {
+		s->end_due_ms = time_mono_ms() + SESSION_END_GRACE_MS;
+	}
+}
+
 static void on_inotify(struct loop *l, int fd, uint32_t events, void *ctx)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct sessions *ss = ctx;
-	const struct inotify_event *ev;
-	struct session *s;
-	bool populated, frozen;
-	ssize_t n;
-	char *p;
-
 	(void)l;
 	(void)events;
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)p;
-			s = sessions_find_wd(ss->reg, ev->wd);
-			if (!s || s->state != SESSION_RUNNING ||
-			    cg_events(&ss->cg, s->cgroup, &populated, &frozen) < 0)
-				continue;
-			if (populated) {
-				s->populated = true;
-				s->end_due_ms = 0;
-			} else if (s->populated && !s->end_due_ms) {
-				s->end_due_ms = time_mono_ms() + SESSION_END_GRACE_MS;
-			}
-		}
-	}
+	loop_inotify_drain(fd, on_wd, ctx);
 }
 
 static void tick_one(struct sessions *ss, struct session *s, int64_t ms, int64_t us)

@@ -48,31 +48,12 @@ static int bound_key(const struct nft_bound *e, uint8_t key[BOUND_KEY_MAX], uint
 	return 0;
 }
 
-static struct nftnl_set *set_named(const char *name)
-{
-	struct nftnl_set *s = nftnl_set_alloc();
-
-	if (s == NULL)
-		return NULL;
-	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
-	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) < 0 ||
-	    nftnl_set_set_str(s, NFTNL_SET_NAME, name) < 0) {
-		nftnl_set_free(s);
-		return NULL;
-	}
-	return s;
-}
-
 static int key_add(struct nftnl_set *s, const uint8_t *key, uint32_t len, uint64_t timeout)
 {
-	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+	struct nftnl_set_elem *e = nft_elem_keyed(key, len);
 
 	if (e == NULL)
 		return -ENOMEM;
-	if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len) < 0) {
-		nftnl_set_elem_free(e);
-		return -ENOMEM;
-	}
 	/* Expiration too: re-adding an element with an unchanged timeout updates only
 	 * what is given, and the expiration is what must restart. */
 	if (timeout) {
@@ -117,7 +98,7 @@ static void sets_free(struct nftnl_set *s[4])
 static int sets_alloc(struct nftnl_set *s[4])
 {
 	for (size_t i = 0; i < 4; i++)
-		if ((s[i] = set_named(bound_sets[i])) == NULL) {
+		if ((s[i] = nft_set_named(bound_sets[i])) == NULL) {
 			sets_free(s);
 			return -ENOMEM;
 		}
@@ -199,7 +180,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 /* Lists set name into c (a GETSETELEM dump). 0 or -errno. */
 static int dump_set(struct nft_handle *h, const char *name, struct dump_ctx *c, char *buf)
 {
-	struct nftnl_set *s = set_named(name);
+	struct nftnl_set *s = nft_set_named(name);
 	uint32_t seq = h->seq++;
 	struct nlmsghdr *nlh;
 	ssize_t n;

@@ -1,4 +1,5 @@
-/* Session map elements: cgroup id → mark and interface name → mark. */
+/* Session map elements (cgroup id → mark, interface name → mark), and the set and element
+ * constructors that nft_bound.c shares. */
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ int nft_session_check(const struct nft_session *s)
 	return 0;
 }
 
-static struct nftnl_set *set_new(const char *name)
+struct nftnl_set *nft_set_named(const char *name)
 {
 	struct nftnl_set *s = nftnl_set_alloc();
 
@@ -41,15 +42,27 @@ static struct nftnl_set *set_new(const char *name)
 	return s;
 }
 
-/* Adds key → mark to s (the mark only matters for NEWSETELEM). */
-static int elem_add(struct nftnl_set *s, const void *key, uint32_t len, uint32_t mark)
+struct nftnl_set_elem *nft_elem_keyed(const void *key, uint32_t len)
 {
 	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
 
 	if (e == NULL)
+		return NULL;
+	if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len) < 0) {
+		nftnl_set_elem_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Adds key → mark to s (the mark only matters for NEWSETELEM). */
+static int elem_add(struct nftnl_set *s, const void *key, uint32_t len, uint32_t mark)
+{
+	struct nftnl_set_elem *e = nft_elem_keyed(key, len);
+
+	if (e == NULL)
 		return -ENOMEM;
-	if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len) < 0 ||
-	    nftnl_set_elem_set(e, NFTNL_SET_ELEM_DATA, &mark, sizeof(mark)) < 0) {
+	if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_DATA, &mark, sizeof(mark)) < 0) {
 		nftnl_set_elem_free(e);
 		return -ENOMEM;
 	}
@@ -72,7 +85,7 @@ static void emit_elems(struct nft_batch *b, struct nftnl_set *s, uint16_t type)
 
 static void elems_cgroup(struct nft_batch *b, const struct nft_session *ss, uint16_t type)
 {
-	struct nftnl_set *s = set_new(NFT_SET_CGROUP);
+	struct nftnl_set *s = nft_set_named(NFT_SET_CGROUP);
 
 	if (s == NULL || elem_add(s, &ss->cgroup_id, sizeof(ss->cgroup_id), ss->mark) != 0)
 		b->err = -ENOMEM;
@@ -84,7 +97,7 @@ static void elems_cgroup(struct nft_batch *b, const struct nft_session *ss, uint
 
 static void elems_iface(struct nft_batch *b, const struct nft_session *ss, uint16_t type)
 {
-	struct nftnl_set *s = set_new(NFT_SET_IFACE);
+	struct nftnl_set *s = nft_set_named(NFT_SET_IFACE);
 
 	if (s == NULL) {
 		b->err = -ENOMEM;

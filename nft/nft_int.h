@@ -12,6 +12,8 @@
 
 struct mnl_socket;
 struct nftnl_rule;
+struct nftnl_set;
+struct nftnl_set_elem;
 
 #define NFT_TABLE          "sandgate"
 #define NFT_PROBE_TABLE    "sandgate_probe"
@@ -101,6 +103,10 @@ void nft_rb_emit(struct nft_rb *rb, struct nft_batch *b);
 void nft_rules_build(struct nft_batch *b, const struct nft_options *o, enum nft_qimpl impl);
 
 /* nft_elems.c */
+/* A set of table NFT_TABLE (family inet) named name, to carry elements; NULL on ENOMEM. */
+struct nftnl_set *nft_set_named(const char *name);
+/* An element with key[0..len); NULL on ENOMEM. */
+struct nftnl_set_elem *nft_elem_keyed(const void *key, uint32_t len);
 void nft_elems_session(struct nft_batch *b, const struct nft_options *o,
 		       const struct nft_session *s, uint16_t type);
 int nft_session_check(const struct nft_session *s);

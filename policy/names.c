@@ -6,55 +6,13 @@
  */
 #include "policy/policy_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#define LABEL_MAX 63
 #define DOMAIN_MAX 253
 
 /* ---- normalising ------------------------------------------------------------------ */
-
-static const char *check_label(const char *l, size_t n)
-{
-	if (n == 0)
-		return "empty label";
-	if (n > LABEL_MAX)
-		return "label longer than 63 bytes";
-	if (l[0] == '-' || l[n - 1] == '-')
-		return "label starts or ends with '-'";
-	for (size_t i = 0; i < n; i++) {
-		char c = l[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
-			return "invalid character (letters, digits, '-' and '_' only)";
-	}
-	return NULL;
-}
-
-static const char *check_name(const char *s, size_t len)
-{
-	struct in_addr a4;
-
-	if (len == 0)
-		return "empty name";
-	if (len > DOMAIN_MAX)
-		return "name longer than 253 bytes";
-	if (inet_pton(AF_INET, s, &a4) == 1)
-		return "an IP address, not a name";
-	for (const char *l = s;;) {
-		size_t n = strcspn(l, ".");
-		const char *why = check_label(l, n);
-
-		if (why)
-			return why;
-		if (l[n] == '\0')
-			return NULL;
-		l += n + 1;
-	}
-}
 
 int policy_name_normalize(const char *in, size_t len, char out[POLICY_NAME_MAX],
 			  const char **why)
@@ -78,7 +36,7 @@ int policy_name_normalize(const char *in, size_t len, char out[POLICY_NAME_MAX],
 		out[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
 	}
 	out[len] = '\0';
-	*why = check_name(out, len);
+	*why = config_domain_check(out, len);
 	if (*why) {
 		out[0] = '\0';
 		return -EINVAL;
