@@ -16,7 +16,7 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
 	-DSANDGATE_SANITIZE=ON -DSANDGATE_FUZZ=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)"
 
-export SANDGATE_FUZZ_SECONDS=${SANDGATE_FUZZ_SECONDS:-20}
+export SANDGATE_FUZZ_SECONDS=${SANDGATE_FUZZ_SECONDS:-12}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$BUILD"
