@@ -33,6 +33,7 @@ struct audit_settings {
 	char *const *sensitive;          /* read-logged prefixes; "~/x" = any home's x */
 	size_t n_sensitive;
 	bool packages;                   /* package.install from installer runs (proc) */
+	bool exec_audit;                 /* process.exec from the audit subsystem (proc) */
 };
 
 struct audit;

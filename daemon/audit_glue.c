@@ -57,6 +57,7 @@ int daemon_audit_init(struct daemon *d)
 		.sensitive = c->sensitive_paths,
 		.n_sensitive = c->n_sensitive_paths,
 		.packages = c->packages,
+		.exec_audit = c->exec_source == SG_EXEC_AUDIT,
 	};
 	char off[32];
 	int ret;
