@@ -205,17 +205,24 @@ static uint64_t wall_ms_to_mono(uint64_t ms)
 	return now_mono - (now_rt - t);
 }
 
-/* The session entry of pid; the connector is given time to take in its fork first. */
-static bool as_entry(struct auditsrc *s, pid_t pid, struct ptab_ent *pe)
+/*
+ * The session entry of pid, exec'd at ts_ns. A live entry is taken at once; otherwise
+ * the connector is given time to take in what was queued before this record (the
+ * fork, the exec, and a host fork that reused a dead entry's pid, which drops it). A
+ * dead entry counts (the process may have exited before its record was read) unless
+ * it died before the exec (ms precision of the record's time).
+ */
+static bool as_entry(struct auditsrc *s, pid_t pid, uint64_t ts_ns, struct ptab_ent *pe)
 {
 	if (pid == s->a->self)
 		return false;
-	if (ptab_get(s->a->tab, pid, true, pe))
+	if (ptab_get(s->a->tab, pid, false, pe))
 		return true;
-	/* The fork and exec were queued to the connector before this record was built. */
 	if (!audit_sync_wait(s->a, time_mono_ns(), 500))
 		return false;
-	return ptab_get(s->a->tab, pid, true, pe);
+	if (!ptab_get(s->a->tab, pid, true, pe))
+		return false;
+	return !pe->dead_ns || ts_ns <= pe->dead_ns + 2000000ull;
 }
 
 static void as_emit(struct auditsrc *s, struct as_pend *p)
@@ -225,7 +232,10 @@ static void as_emit(struct auditsrc *s, struct as_pend *p)
 	struct exec_info *x;
 	int ret;
 
-	if (!p->syscall || !p->execve || !p->success || p->bad || !as_entry(s, p->pid, &pe))
+	if (!p->syscall || !p->execve || !p->success || p->bad)
+		return;
+	ev.ts_ns = wall_ms_to_mono(p->ms);
+	if (!as_entry(s, p->pid, ev.ts_ns, &pe))
 		return;
 	x = calloc(1, sizeof(*x));
 	if (!x || join_argv(&p->args, x) != 0) {
@@ -233,7 +243,6 @@ static void as_emit(struct auditsrc *s, struct as_pend *p)
 		log_errno(-ENOMEM, "audit: process.exec of pid %d", (int)p->pid);
 		return;
 	}
-	ev.ts_ns = wall_ms_to_mono(p->ms);
 	x->same = true;
 	x->has_stat = true;
 	x->st.ppid = p->ppid;

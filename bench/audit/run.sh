@@ -62,12 +62,16 @@ settle() {
 }
 run() { "$BIN/sandgate" run --control "$T/sock" --session b1 -- "$@"; }
 
+# The daemon's CPU (user + system ticks), read before the storm and after it settled.
+cpu() { awk '{ print $14 + $15 }' "/proc/$DPID/stat"; }
+c0=$(cpu)
 t0=$(date +%s.%N)
 run sh -c "i=0; while [ \$i -lt $N_TRUE ]; do /bin/true; i=\$((i+1)); done" storm-true
 t1=$(date +%s.%N)
 run sh -c "i=0; while [ \$i -lt $N_PIPE ]; do sh -c '/bin/true | /bin/true'; i=\$((i+1)); done" storm-pipe
 t2=$(date +%s.%N)
 settle
+c1=$(cpu)
 want=$((N_TRUE + 3 * N_PIPE))
 # The storm's execs: every exec in the session but the two loop shells (storm-* marker)
 # and the keep-alive sleep.
@@ -84,6 +88,7 @@ echo "process.exec events (storm):    $seen of $want"
 echo "  with argv_complete:           $complete ($(echo "scale=4; 100 * $complete / $want" | bc) %)"
 echo "  argv_complete false:          $incomplete (reported as such, nothing invented)"
 echo "sensor.loss proc_connector:     $lost (connector events the kernel dropped, any process)"
+echo "daemon CPU during the storm:    $(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK)" | bc) ms ($(echo "($c1 - $c0) * 1000000 / $(getconf CLK_TCK) / $want" | bc) ms per 1000 execs; includes the fanotify thread)"
 echo "sensor.loss audit:              $alost (audit records lost, any process; ENOBUFS counts 1)"
 [ "$N_FILES" -gt 0 ] || exit 0
 
