@@ -71,4 +71,22 @@ check "daemon exits 0 at SIGTERM" test $? -eq 0
 check "no sandgate rule left (auditctl -l)" sh -c '! auditctl -l | grep -q "key=sandgate"'
 check "enabled flag restored ($EN0)" test "$(st enabled)" = "$EN0"
 check "backlog limit restored ($BL0)" test "$(st backlog_limit)" = "$BL0"
+
+# ---- a host's rules: an identical one is used and kept, another one untouched ----------
+OURS="-F arch=b64 -S execve,execveat -F key=sandgate"
+HOST="-F arch=b64 -S kexec_load -F key=sghost$$"
+cleanup "auditctl -d always,exit $OURS 2>/dev/null; auditctl -d always,exit $HOST 2>/dev/null"
+auditctl -a always,exit $OURS >/dev/null && auditctl -a always,exit $HOST >/dev/null
+start_daemon b --config "$T_TMP/c.yaml"
+sg session create --id s2 --workdir "$W" >/dev/null && sg session start s2 >/dev/null
+sgrun --session s2 -- /bin/true host-rule-marker
+wait_exec host-rule-marker
+n=$(ev process.exec s2 | jq -c 'select(.args == ["host-rule-marker"] and .argv_complete)' | wc -l)
+check "with a host's identical rule: one event ($n)" test "$n" -eq 1
+stop_daemon
+rules=$(auditctl -l)
+check "the host's identical b64 rule is still there" grep -q -- "arch=b64 -S execve,execveat -F key=sandgate" <<<"$rules"
+check "our own b32 rule is gone" bash -c '! grep -q -- "arch=b32.*key=sandgate" <<<"$1"' _ "$rules"
+check "the host's other rule is untouched" grep -q -- "key=sghost$$" <<<"$rules"
+check "enabled flag restored again ($EN0)" test "$(st enabled)" = "$EN0"
 finish
