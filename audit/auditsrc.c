@@ -225,6 +225,28 @@ static bool as_entry(struct auditsrc *s, pid_t pid, uint64_t ts_ns, struct ptab_
 	return !pe->dead_ns || ts_ns <= pe->dead_ns + 2000000ull;
 }
 
+/*
+ * stdin and stdout at exec (what pairs `curl | sh`, detect/pipeshell.c) are not in the
+ * records: read from /proc when the process is still the one that exec'd (started
+ * before the exec, same exe); else they stay null.
+ */
+static void proc_fds(struct exec_info *x, pid_t pid, uint64_t ts_ns)
+{
+	struct exec_info *now = malloc(sizeof(*now));
+
+	if (!now)
+		return;
+	if (exec_info_read(pid, ts_ns, false, now) == 0 && now->same && x->has_exe &&
+	    now->has_exe && strcmp(now->exe, x->exe) == 0) {
+		x->has_fd0 = now->has_fd0;
+		x->has_fd1 = now->has_fd1;
+		memcpy(x->fd0, now->fd0, sizeof(x->fd0));
+		memcpy(x->fd1, now->fd1, sizeof(x->fd1));
+	}
+	exec_info_clear(now);
+	free(now);
+}
+
 static void as_emit(struct auditsrc *s, struct as_pend *p)
 {
 	struct cn_event ev = { .kind = CN_EXEC, .pid = p->pid, .tgid = p->pid };
@@ -258,6 +280,7 @@ static void as_emit(struct auditsrc *s, struct as_pend *p)
 	x->argv_truncated = p->args.truncated;
 	x->argv_complete = auditrec_execve_complete(&p->args) && !p->args.truncated &&
 			   x->cmdlen > 0;
+	proc_fds(x, p->pid, ev.ts_ns);
 	ret = procemit_exec(&ev, &pe, x);
 	if (ret)
 		log_errno(ret, "audit: process.exec of pid %d", (int)p->pid);

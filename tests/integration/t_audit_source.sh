@@ -29,6 +29,8 @@ cleanup "kill $KEEP"
 check "our rule is loaded while the daemon runs" sh -c 'auditctl -l | grep -q "key=sandgate"'
 check "auditing is enabled while the daemon runs" test "$(st enabled)" = 1
 
+# jcheck with no event at all fails (jq -e passes on empty input).
+ejcheck() { if [ -z "$2" ]; then fail "$1 (no event)"; else jcheck "$@"; fi; }
 execs() { ev process.exec s1 | jq -c --arg m "$1" 'select(any(.args[]?; . == $m))'; }
 wait_exec() { wait_for "exec $1" 10 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F -- '$1')\" ]"; }
 
@@ -39,16 +41,22 @@ sgrun --session s1 -- /bin/true big-marker "$A" $'line1\nline2' $'bad\xff\xfeutf
 wait_exec big-marker
 e=$(execs big-marker)
 check "exactly one process.exec for one exec" test "$(printf '%s\n' "$e" | grep -c .)" -eq 1
-jcheck "128 KiB argument (and 20 KB more: 148 KiB) whole, complete" "$e" \
+ejcheck "128 KiB argument (and 20 KB more: 148 KiB) whole, complete" "$e" \
 	'.cmd == "/bin/true" and (.args[1] | length) == 131071 and (.args[6] | length) == 20000 and .argv_complete == true
 	 and .args_truncated == false'
-jcheck "newline, quotes, empty argument" "$e" \
+ejcheck "newline, quotes, empty argument" "$e" \
 	'.args[2] == "line1\nline2" and .args[4] == "it'"'"'s \"q\"" and .args[5] == ""'
-jcheck "invalid UTF-8 becomes valid JSON" "$e" \
+ejcheck "invalid UTF-8 becomes valid JSON" "$e" \
 	'(.args[3] | startswith("bad")) and (.args[3] | endswith("utf8"))'
-jcheck "pid, ppid, uid, euid, exe, cwd, comm from the kernel" "$e" \
+ejcheck "pid, ppid, uid, euid, exe, cwd, comm from the kernel" "$e" \
 	"(.pid | type) == \"number\" and (.ppid | type) == \"number\" and .uid == 0 and
 	 .euid == 0 and .exe == \"$(readlink -f /bin/true)\" and .cwd == \"$W\" and .comm == \"true\""
+
+# ---- stdin from /proc while the process lives: a pipe's reading end ----------------------
+sgrun --session s1 -- sh -c 'echo x | sleep 0.41' pipe-sh
+wait_exec 0.41
+e=$(execs 0.41)
+ejcheck "stdin of a pipeline stage is the pipe" "$e" '.cmd == "sleep" and (.stdin | startswith("pipe:["))'
 
 # ---- a burst of short processes: every one complete ---------------------------------------
 sgrun --session s1 -- sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true burst-$i; i=$((i+1)); done'
