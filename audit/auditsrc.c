@@ -25,26 +25,15 @@
 
 #include "audit/audit_int.h"
 #include "audit/auditnl.h"
+#include "audit/auditjoin.h"
 #include "audit/auditrec.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
 #define AS_RCVBUF (32 << 20)
-#define AS_PEND 32                   /* events being joined at once (one per CPU + slack) */
 #define AS_BACKLOG 8192              /* kernel backlog limit while we run, if lower */
 #define AS_MSG 16384                 /* > MAX_AUDIT_MESSAGE_LENGTH (8970) */
 
-struct as_pend {
-	bool used, syscall, execve, success, has_exe, has_cwd, bad;
-	uint64_t serial, ms, born;
-	int32_t pid, ppid;
-	uint32_t uid, euid;
-	bool has_ids;
-	char comm[AUDIT_COMM_MAX];
-	char exe[PATH_MAX];
-	char cwd[PATH_MAX];
-	struct auditrec_execve args;
-};
 
 struct auditsrc {
 	struct audit *a;
@@ -53,121 +42,10 @@ struct auditsrc {
 	bool added[AUDITNL_RULES];
 	bool set_enabled, set_backlog;
 	uint32_t old_enabled, old_backlog, lost_seen;
-	uint64_t enobufs, evicted, bad, born;
-	struct as_pend pend[AS_PEND];
+	uint64_t enobufs;
+	struct auditjoin j;
 	char buf[AS_MSG];
 };
-
-/* ---- joining records ------------------------------------------------------------- */
-
-static void pend_clear(struct as_pend *p)
-{
-	auditrec_execve_free(&p->args);
-	p->used = false;
-}
-
-/* The event of serial; with create, a new slot (the oldest one evicted when full). */
-static struct as_pend *pend_get(struct auditsrc *s, uint64_t serial, bool create)
-{
-	struct as_pend *old = NULL, *p;
-
-	for (size_t i = 0; i < AS_PEND; i++)
-		if (s->pend[i].used && s->pend[i].serial == serial)
-			return &s->pend[i];
-	if (!create)
-		return NULL;
-	for (size_t i = 0; i < AS_PEND; i++) {
-		p = &s->pend[i];
-		if (!p->used)
-			goto fresh;
-		if (!old || p->born < old->born)
-			old = p;
-	}
-	s->evicted++;   /* an event whose EOE never came: count it as lost */
-	p = old;
-	pend_clear(p);
-fresh:
-	memset(p, 0, offsetof(struct as_pend, comm));
-	p->comm[0] = p->exe[0] = p->cwd[0] = '\0';
-	auditrec_execve_init(&p->args, AUDIT_ARGV_MAX);
-	p->used = true;
-	p->serial = serial;
-	p->born = ++s->born;
-	return p;
-}
-
-static bool key_is(const struct auditrec_kv *kv, const char *k)
-{
-	return kv->klen == strlen(k) && memcmp(kv->key, k, kv->klen) == 0;
-}
-
-/* A decimal value; false when it is not one. */
-static bool kv_num(const struct auditrec_kv *kv, uint64_t *v)
-{
-	*v = 0;
-	if (kv->vlen == 0 || kv->vlen > 19)
-		return false;
-	for (size_t i = 0; i < kv->vlen; i++) {
-		if (kv->val[i] < '0' || kv->val[i] > '9')
-			return false;
-		*v = *v * 10 + (uint64_t)(kv->val[i] - '0');
-	}
-	return true;
-}
-
-/* A text value (quoted, or hex-encoded when unquoted) into out as a C string. */
-static bool kv_text(const struct auditrec_kv *kv, char *out, size_t cap)
-{
-	char tmp[PATH_MAX * 2];
-	size_t n;
-
-	if (kv->vlen >= sizeof(tmp) || (!kv->quoted && kv->vlen == 6 &&
-					 memcmp(kv->val, "(null)", 6) == 0))
-		return false;
-	if (auditrec_decode(kv, true, tmp, &n) != 0 || n >= cap || memchr(tmp, '\0', n))
-		return false;
-	memcpy(out, tmp, n);
-	out[n] = '\0';
-	return true;
-}
-
-static void on_syscall(struct as_pend *p, const char *s, size_t len, size_t off)
-{
-	struct auditrec_kv kv;
-	uint64_t v;
-	int r;
-	bool uid = false, euid = false;
-
-	p->syscall = true;
-	while ((r = auditrec_next(s, len, &off, &kv)) == 1) {
-		if (key_is(&kv, "success"))
-			p->success = kv.vlen == 3 && memcmp(kv.val, "yes", 3) == 0;
-		else if (key_is(&kv, "pid") && kv_num(&kv, &v))
-			p->pid = (int32_t)v;
-		else if (key_is(&kv, "ppid") && kv_num(&kv, &v))
-			p->ppid = (int32_t)v;
-		else if (key_is(&kv, "uid") && kv_num(&kv, &v))
-			uid = true, p->uid = (uint32_t)v;
-		else if (key_is(&kv, "euid") && kv_num(&kv, &v))
-			euid = true, p->euid = (uint32_t)v;
-		else if (key_is(&kv, "comm"))
-			(void)kv_text(&kv, p->comm, sizeof(p->comm));
-		else if (key_is(&kv, "exe"))
-			p->has_exe = kv_text(&kv, p->exe, sizeof(p->exe));
-	}
-	p->has_ids = uid && euid;
-	if (r < 0 || p->pid <= 0)
-		p->bad = true;
-}
-
-static void on_cwd(struct as_pend *p, const char *s, size_t len, size_t off)
-{
-	struct auditrec_kv kv;
-
-	while (auditrec_next(s, len, &off, &kv) == 1)
-		if (key_is(&kv, "cwd"))
-			p->has_cwd = kv_text(&kv, p->cwd, sizeof(p->cwd));
-}
 
 /* ---- an event complete: process.exec -------------------------------------------- */
 
@@ -247,7 +125,7 @@ static void proc_fds(struct exec_info *x, pid_t pid, uint64_t ts_ns)
 	free(now);
 }
 
-static void as_emit(struct auditsrc *s, struct as_pend *p)
+static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 {
 	struct cn_event ev = { .kind = CN_EXEC, .pid = p->pid, .tgid = p->pid };
 	struct ptab_ent pe;
@@ -288,47 +166,11 @@ static void as_emit(struct auditsrc *s, struct as_pend *p)
 	free(x);
 }
 
-/* One record: type and its text (after the netlink header). */
-static void on_record(struct auditsrc *s, uint16_t type, const char *t, size_t len)
-{
-	uint64_t serial, ms;
-	size_t body;
-	struct as_pend *p;
-
-	if (type != AUDITREC_SYSCALL && type != AUDITREC_EXECVE && type != AUDITREC_CWD &&
-	    type != AUDITREC_EOE)
-		return;
-	if (auditrec_head(t, len, &serial, &ms, &body) != 0) {
-		s->bad++;
-		return;
-	}
-	p = pend_get(s, serial, type == AUDITREC_SYSCALL);
-	if (!p)
-		return;   /* not an event that began with SYSCALL (or it was evicted) */
-	p->ms = ms;
-	switch (type) {
-	case AUDITREC_SYSCALL:
-		on_syscall(p, t, len, body);
-		break;
-	case AUDITREC_EXECVE:
-		p->execve = true;
-		if (auditrec_execve_feed(&p->args, t + body, len - body) != 0)
-			p->bad = true;
-		break;
-	case AUDITREC_CWD:
-		on_cwd(p, t, len, body);
-		break;
-	default:   /* EOE */
-		as_emit(s, p);
-		pend_clear(p);
-		break;
-	}
-}
-
 /* ---- the thread ---------------------------------------------------------------- */
 
 static void as_drain(struct auditsrc *s)
 {
+	struct auditjoin_ev *ev;
 	struct nlmsghdr nh;
 	ssize_t got;
 	size_t len;
@@ -347,7 +189,7 @@ static void as_drain(struct auditsrc *s)
 			return;
 		}
 		if ((size_t)got > sizeof(s->buf) || (size_t)got < NLMSG_HDRLEN) {
-			s->bad++;
+			s->j.bad++;
 			continue;
 		}
 		/* One record a datagram; its nlmsg_len is not trusted (the kernel's audit
@@ -356,7 +198,11 @@ static void as_drain(struct auditsrc *s)
 		len = (size_t)got - NLMSG_HDRLEN;
 		while (len && s->buf[NLMSG_HDRLEN + len - 1] == '\0')
 			len--;
-		on_record(s, nh.nlmsg_type, s->buf + NLMSG_HDRLEN, len);
+		ev = auditjoin_feed(&s->j, nh.nlmsg_type, s->buf + NLMSG_HDRLEN, len);
+		if (ev) {
+			as_emit(s, ev);
+			auditjoin_done(ev);
+		}
 	}
 }
 
@@ -375,10 +221,10 @@ static void as_tick(struct auditsrc *s)
 	}
 	if (s->enobufs)
 		(void)audit_emit_loss("audit", -1, "receive buffer overflow (ENOBUFS)");
-	if (s->evicted)
-		(void)audit_emit_loss("audit", (int64_t)s->evicted,
+	if (s->j.evicted)
+		(void)audit_emit_loss("audit", (int64_t)s->j.evicted,
 				      "exec records never completed (no EOE)");
-	s->enobufs = s->evicted = 0;
+	s->enobufs = s->j.evicted = 0;
 }
 
 static void *as_main(void *arg)
@@ -480,9 +326,7 @@ static void as_close(struct auditsrc *s)
 	int fds[] = { s->mc, s->ctl, s->stopfd, s->tfd, s->ep };
 
 	as_restore(s);
-	for (size_t i = 0; i < AS_PEND; i++)
-		if (s->pend[i].used)
-			pend_clear(&s->pend[i]);
+	auditjoin_free(&s->j);
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -529,6 +373,7 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 		return -ENOMEM;
 	s->a = a;
 	s->stopfd = s->tfd = s->ep = -1;
+	auditjoin_init(&s->j);
 	s->ctl = auditnl_open();
 	s->mc = s->ctl < 0 ? -1 : mc_socket();
 	ret = s->ctl < 0 ? s->ctl : s->mc < 0 ? s->mc : 0;
