@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "audit/audit_int.h"
+#include "common/log.h"
 #include "common/timeutil.h"
 
 static void add_off(char *off, size_t len, const char *what)
@@ -60,6 +61,17 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	}
 	if (s->proc && (rp = procconn_start(&a->pc, a)) != 0)
 		add_off(off, offlen, "proc");
+	if (a->pc && s->exec_audit) {
+		/* Set first: an exec in between is reported twice rather than not at all. */
+		atomic_store(&a->exec_audit, true);
+		ret = auditsrc_start(&a->as, a);
+		if (ret) {
+			atomic_store(&a->exec_audit, false);
+			log_errno(ret, "audit: the audit exec source could not start (execs from "
+				  "the proc connector)");
+			add_off(off, offlen, "exec_audit");
+		}
+	}
 	if (s->files && (rf = fanmon_start(&a->fm, a, s)) != 0)
 		add_off(off, offlen, "files");
 	if (!a->pc && !a->fm) {
@@ -104,6 +116,7 @@ void audit_stop(struct audit *a)
 		return;
 	/* Files first: its late events still find exited processes in the table. */
 	fanmon_stop(a->fm);
+	auditsrc_stop(a->as);   /* waits on the connector's pid table: stopped before it */
 	procconn_stop(a->pc);
 	audit_free_shared(a);   /* the package worker finishes the runs already over */
 }

@@ -35,6 +35,7 @@ struct audit_settings {
 	bool packages;                   /* package.install from installer runs (proc) */
 	bool package_alerts;             /* and an alert for an unapproved source: off when
 					  * detection's rule raises it instead */
+	bool exec_audit;                 /* process.exec from the audit subsystem (proc) */
 };
 
 struct audit;

@@ -124,6 +124,8 @@ struct audit {
 	struct fanmon *fm;
 	struct mntwatch *mw;         /* NULL: mounts not watched */
 	struct pkgtrack *pk;         /* NULL: package installs not tracked */
+	struct auditsrc *as;         /* NULL: execs from the proc connector */
+	atomic_bool exec_audit;      /* process.exec from the audit source, not the connector */
 	pthread_mutex_t sync_mu;
 	pthread_cond_t sync_cv;
 	uint64_t done_ns;            /* connector events queued before this are processed */
@@ -145,6 +147,17 @@ struct fanmon;
 int procconn_start(struct procconn **out, struct audit *a);
 /* Stops the thread, reports pending losses, frees. Accepts NULL. */
 void procconn_stop(struct procconn *p);
+
+/*
+ * The audit-subsystem exec source (audit/auditsrc.c): subscribes to the read-only
+ * multicast group, adds the execve rules (and enables auditing, raises the backlog
+ * limit) remembering what to put back, starts its thread. 0 or -errno (nothing changed
+ * in the kernel then). auditsrc_stop: joins, deletes exactly our rules, restores the
+ * enabled flag and backlog limit. Accepts NULL.
+ */
+struct auditsrc;
+int auditsrc_start(struct auditsrc **out, struct audit *a);
+void auditsrc_stop(struct auditsrc *s);
 
 /* Opens fanotify, marks the filesystems, starts its thread. 0 or -errno. */
 int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s);

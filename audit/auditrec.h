@@ -3,8 +3,7 @@
  * after the nlmsghdr; auditd's log prefixes "type=T msg="): "audit(SEC.MSEC:SERIAL):
  * key=value ...". Values are "quoted" text, bare tokens, or hex when the kernel chose to
  * encode them (EXECVE arguments holding spaces, quotes, control or non-ASCII bytes).
- * Pure code: the building block of an audit-subsystem exec source (not wired yet, see
- * docs/bench-audit.md). The text comes from the kernel but carries what a sandboxed
+ * Pure code, used by the audit exec source (audit/auditsrc.c, docs/audit.md). The text comes from the kernel but carries what a sandboxed
  * process chose (its arguments), so nothing here trusts it.
  */
 #ifndef SANDGATE_AUDIT_AUDITREC_H

@@ -152,6 +152,10 @@ static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 		pkgtrack_exec(p->a->pk, ev->pid, pe.ppid, pe.sid, ev->ts_ns, x->cmdline,
 			      x->cmdlen, x->has_cwd ? x->cwd : NULL,
 			      x->has_ids || pe.ids_known, x->has_ids ? x->uid : pe.uid);
+	if (atomic_load(&p->a->exec_audit)) {
+		exec_info_clear(x);   /* the audit source emits this exec (auditsrc.c) */
+		return;
+	}
 	ret = procq_exec(p->q, ev, &pe, x);   /* takes x's cmdline: the tracker read it first */
 	if (ret)
 		log_errno(ret, "audit: process.exec of pid %d", (int)ev->pid);

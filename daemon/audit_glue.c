@@ -84,6 +84,7 @@ int daemon_audit_init(struct daemon *d)
 		/* With detection on, the rule package-unapproved-source alerts, with refs to
 		 * the package.install line (docs/packages.md): one alert, not two. */
 		.package_alerts = !d->cfg->detect.enabled,
+		.exec_audit = c->exec_source == SG_EXEC_AUDIT,
 	};
 	char off[32];
 	int ret;

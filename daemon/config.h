@@ -123,7 +123,7 @@ struct sg_gateway_config {
 	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
 };
 
-enum sg_exec_source { SG_EXEC_PROC_CONNECTOR };
+enum sg_exec_source { SG_EXEC_PROC_CONNECTOR, SG_EXEC_AUDIT };
 
 /* The audit sensors (daemon/config_audit.c; docs/config.md "audit"). */
 struct sg_audit_config {

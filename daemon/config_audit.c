@@ -18,7 +18,7 @@ static const char *const default_sensitive[] = {
 	"~/.docker/config.json", "~/.kube", "/run/secrets", "/var/run/secrets", NULL,
 };
 
-static const char *const exec_sources[] = { "proc_connector", NULL };
+static const char *const exec_sources[] = { "proc_connector", "audit", NULL };
 
 static void free_list(char **v, size_t n)
 {

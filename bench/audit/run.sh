@@ -2,8 +2,10 @@
 # Exec completeness of the proc connector sensor on a storm of short-lived processes,
 # and file events per second, measured end to end through the journal.
 #
-#   SANDGATE_BIN=build/rel bench/audit/run.sh [N_TRUE] [N_PIPE] [N_FILES]
+#   SANDGATE_BIN=build/rel [EXEC_SOURCE=audit] bench/audit/run.sh [N_TRUE] [N_PIPE] [N_FILES]
 #
+# EXEC_SOURCE: audit.exec_source (proc_connector, the default, or audit). N_FILES=0
+# skips the file measure.
 # Runs as root. Starts a daemon (state in a temp dir), one session, and inside it:
 #   1. N_TRUE (10000) x /bin/true from a shell loop, at full speed;
 #   2. N_PIPE (3333) x sh -c '/bin/true | /bin/true' (3 execs each);
@@ -34,7 +36,8 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${BENCH_KEEP_LOG:-}" ] && trap "cp \"\$T\"/daemon.log /tmp/sgbench-daemon.log; cat \"\$T\"/state/journal/*.jsonl > /tmp/sgbench-journal.jsonl; cleanup" EXIT
 
-printf 'cgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n' "$PARENT" >"$T/c.yaml"
+printf 'cgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n  exec_source: %s\n' "$PARENT" \
+	"${EXEC_SOURCE:-proc_connector}" >"$T/c.yaml"
 "$BIN/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
 	>"$T/daemon.log" 2>&1 &
 DPID=$!
@@ -59,12 +62,16 @@ settle() {
 }
 run() { "$BIN/sandgate" run --control "$T/sock" --session b1 -- "$@"; }
 
+# The daemon's CPU (user + system ticks), read before the storm and after it settled.
+cpu() { awk '{ print $14 + $15 }' "/proc/$DPID/stat"; }
+c0=$(cpu)
 t0=$(date +%s.%N)
 run sh -c "i=0; while [ \$i -lt $N_TRUE ]; do /bin/true; i=\$((i+1)); done" storm-true
 t1=$(date +%s.%N)
 run sh -c "i=0; while [ \$i -lt $N_PIPE ]; do sh -c '/bin/true | /bin/true'; i=\$((i+1)); done" storm-pipe
 t2=$(date +%s.%N)
 settle
+c1=$(cpu)
 want=$((N_TRUE + 3 * N_PIPE))
 # The storm's execs: every exec in the session but the two loop shells (storm-* marker)
 # and the keep-alive sleep.
@@ -75,11 +82,15 @@ seen=$(grep -c . "$T/execs")
 complete=$(jq -c 'select(.argv_complete)' "$T/execs" | wc -l)
 incomplete=$(jq -c 'select(.argv_complete | not)' "$T/execs" | wc -l)
 lost=$(lines | jq -s '[.[] | select(.event == "sensor.loss" and .sensor == "proc_connector") | .lost] | add // 0')
+alost=$(lines | jq -s '[.[] | select(.event == "sensor.loss" and .sensor == "audit") | (.lost // 1)] | add // 0')
 echo "execs started by the storm:     $want ($N_TRUE /bin/true in $(echo "$t1 - $t0" | bc) s, $N_PIPE pipelines in $(echo "$t2 - $t1" | bc) s)"
 echo "process.exec events (storm):    $seen of $want"
 echo "  with argv_complete:           $complete ($(echo "scale=4; 100 * $complete / $want" | bc) %)"
 echo "  argv_complete false:          $incomplete (reported as such, nothing invented)"
 echo "sensor.loss proc_connector:     $lost (connector events the kernel dropped, any process)"
+echo "daemon CPU during the storm:    $(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK)" | bc) ms ($(echo "($c1 - $c0) * 1000000 / $(getconf CLK_TCK) / $want" | bc) ms per 1000 execs; includes the fanotify thread)"
+echo "sensor.loss audit:              $alost (audit records lost, any process; ENOBUFS counts 1)"
+[ "$N_FILES" -gt 0 ] || exit 0
 
 # ---- file events per second ------------------------------------------------------------
 before=$(lines | wc -l)

@@ -51,6 +51,9 @@ static void test_values(void **state)
 	assert_int_equal(c->audit.n_sensitive_paths, 2);
 	assert_string_equal(c->audit.sensitive_paths[0], "~/.ssh");
 	config_free(c);
+	c = load("audit:\n  exec_source: audit\n", 0, &e);
+	assert_int_equal(c->audit.exec_source, SG_EXEC_AUDIT);
+	config_free(c);
 	c = load("audit:\n  sensitive_paths: []\n", 0, &e);
 	assert_int_equal(c->audit.n_sensitive_paths, 0);
 	config_free(c);
