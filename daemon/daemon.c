@@ -280,15 +280,25 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		return ret;
 	}
 	ret = daemon_detect_init(d);
-	if (ret)
+	if (ret) {
 		log_errno(ret, "cannot start detection");
-	return ret;
+		return ret;
+	}
+	/*
+	 * Last, so every counter it renders exists; with the gateway on it already runs.
+	 * Not fatal: nothing else depends on being scraped.
+	 */
+	ret = daemon_metrics_init(d);
+	if (ret)
+		log_errno(ret, "metrics: cannot listen on %s", d->cfg->metrics_listen);
+	return 0;
 }
 
 static void daemon_teardown(struct daemon *d, const char *reason)
 {
 	int ret;
 
+	daemon_metrics_fini(d);   /* first: it reads the counters of every part below */
 	daemon_detect_fini(d);
 	daemon_investigation_fini(d);
 	daemon_audit_fini(d);

@@ -1,7 +1,7 @@
 /*
  * GET /metrics over HTTP (libmicrohttpd, its own polling thread): the gateway's queue,
- * verdict, DNS, drop and loss counters and its decision-latency histogram, in the
- * Prometheus text format. Every other path is 404, every other method 405.
+ * verdict, DNS, drop and loss counters and its decision-latency histogram (when the
+ * gateway is on) and detection's counters, in the Prometheus text format. Every other path is 404, every other method 405.
  */
 #include <arpa/inet.h>
 #include <errno.h>
