@@ -16,41 +16,7 @@
 
 #include "audit/auditjoin.h"
 
-#define LINES_MAX 32
-
-static char *lines[LINES_MAX];
-static size_t nlines;
-
-static int load(void **state)
-{
-	const char *dir = getenv("SANDGATE_TESTDATA");
-	char path[1024], *line = NULL;
-	size_t cap = 0;
-	ssize_t got;
-	FILE *f;
-
-	(void)state;
-	snprintf(path, sizeof(path), "%s/audit/execve.log", dir ? dir : "tests/data");
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (nlines < LINES_MAX && (got = getline(&line, &cap, f)) > 0) {
-		if (line[got - 1] == '\n')
-			line[got - 1] = '\0';
-		lines[nlines++] = strdup(line);
-	}
-	free(line);
-	fclose(f);
-	return nlines ? 0 : -1;
-}
-
-static int unload(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < nlines; i++)
-		free(lines[i]);
-	return 0;
-}
+#include "audit_records.h"
 
 /* The record type of an auditd log line ("type=NAME msg=..."); 0 for the others. */
 static uint16_t type_of(const char *l)
