@@ -28,6 +28,7 @@ struct audit_settings {
 	const char *session_prefix;      /* sessions' v2 cgroup parent, "/sandgate" */
 	bool proc;                       /* run the proc connector sensor */
 	bool files;                      /* run the fanotify sensor */
+	bool file_modify;                /* FAN_MODIFY: writes seen before the close */
 	char *const *marks;              /* mount points to mark (filesystem marks) */
 	size_t n_marks;
 	char *const *sensitive;          /* read-logged prefixes; "~/x" = any home's x */

@@ -10,6 +10,7 @@
  * sensor.loss.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,7 @@ static void *as_main(void *arg)
 	struct epoll_event evs[4];
 	int n;
 
+	(void)pthread_setname_np(pthread_self(), "sg-auditsrc");
 	for (;;) {
 		n = epoll_wait(s->ep, evs, 4, -1);
 		if (n < 0 && errno == EINTR)

@@ -186,6 +186,7 @@ static void *worker(void *arg)
 	struct pkgtrack *t = arg;
 	struct pkg_run *r;
 
+	(void)pthread_setname_np(pthread_self(), "sg-packages");
 	for (;;) {
 		pthread_mutex_lock(&t->mu);
 		while (!t->head && !t->stop)

@@ -7,14 +7,15 @@
  * reads the socket and /proc and keeps the pid table.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -358,6 +359,7 @@ static void *pc_main(void *arg)
 	struct epoll_event evs[4];
 	int n;
 
+	(void)pthread_setname_np(pthread_self(), "sg-proc");
 	pc_priority();
 	for (;;) {
 		n = epoll_wait(p->ep, evs, 4, -1);

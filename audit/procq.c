@@ -6,6 +6,7 @@
  * normal-priority thread builds and emits the events in the order they were queued.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,7 @@ static void *pq_main(void *arg)
 	struct pq_job *l, *next;
 	uint64_t dropped;
 
+	(void)pthread_setname_np(pthread_self(), "sg-procq");
 	for (;;) {
 		l = pq_take(q, &dropped);
 		if (dropped)

@@ -76,6 +76,7 @@ int daemon_audit_init(struct daemon *d)
 		.session_prefix = d->session_prefix,
 		.proc = true,
 		.files = c->files,
+		.file_modify = c->file_modify,
 		.marks = c->file_marks,
 		.n_marks = c->n_file_marks,
 		.sensitive = c->sensitive_paths,

@@ -129,6 +129,7 @@ enum sg_exec_source { SG_EXEC_PROC_CONNECTOR, SG_EXEC_AUDIT };
 struct sg_audit_config {
 	bool enabled;                 /* default true */
 	bool files;                   /* the fanotify sensor; default true */
+	bool file_modify;             /* FAN_MODIFY too (writes to files held open); true */
 	bool packages;                /* package.install (docs/packages.md); default true */
 	enum sg_exec_source exec_source;
 	char **file_marks;            /* mount points marked (filesystem marks); ["/"] */

@@ -56,6 +56,7 @@ int cfg_audit_default(struct sg_audit_config *a)
 
 	a->enabled = true;
 	a->files = true;
+	a->file_modify = true;
 	a->packages = true;
 	a->exec_source = SG_EXEC_PROC_CONNECTOR;
 	if (set_list(&a->file_marks, &a->n_file_marks, root) ||
@@ -143,6 +144,7 @@ static int key_sensitive(struct cfg_ctx *ctx, const struct cy_node *v, void *bas
 static const struct cfg_key audit_keys[] = {
 	{ "enabled", CK_BOOL, F(AC, enabled), 0, 0, 0, NULL, NULL },
 	{ "files", CK_BOOL, F(AC, files), 0, 0, 0, NULL, NULL },
+	{ "file_modify", CK_BOOL, F(AC, file_modify), 0, 0, 0, NULL, NULL },
 	{ "packages", CK_BOOL, F(AC, packages), 0, 0, 0, NULL, NULL },
 	{ "exec_source", CK_ENUM, F(AC, exec_source), 0, 0, 0, exec_sources, NULL },
 	{ "file_marks", CK_CUSTOM, 0, 0, 0, 0, NULL, key_marks },

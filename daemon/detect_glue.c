@@ -232,6 +232,7 @@ static int start(struct daemon *d, struct detection *dt, struct detect_rules *r)
 	struct tail_settings ts = {
 		.journal_dir = dt->journal_dir, .fallback_ms = 1000, .linger_ms = 5,
 		.step = detect_step, .on_error = detect_error, .ctx = dt,
+		.background = true, .name = "sg-detect",
 	};
 	int ret = detect_new(&dt->eng, &s, r);
 

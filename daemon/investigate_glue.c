@@ -89,6 +89,7 @@ static int start_index(struct investigation *inv, const struct sg_invest_config 
 	struct tail_settings ts = {
 		.journal_dir = inv->journal_dir, .fallback_ms = c->index_poll_ms,
 		.linger_ms = 20, .step = index_step, .on_error = index_error, .ctx = inv,
+		.background = true, .name = "sg-index",
 	};
 	int ret = index_open(inv, INDEX_WRITE);
 

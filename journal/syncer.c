@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,7 @@ void *syncer_main(void *arg)
 	size_t n, i;
 	int ret;
 
+	(void)pthread_setname_np(pthread_self(), "sg-syncer");
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		while (s->count == 0 && !s->stop)

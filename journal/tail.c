@@ -1,6 +1,7 @@
 /* The follower thread (journal/tail.h): inotify + eventfd + a periodic fallback. */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -53,10 +54,28 @@ static void wait_change(struct tail_worker *w, uint64_t ms)
 	}
 }
 
+/*
+ * A background consumer (the index, detection) gives way to every normal thread: on a
+ * busy host the sandbox's own work keeps the CPU and the consumer catches up when there
+ * is room (its lag is exported). The journal writer, which holds the evidence, is never
+ * background. Failing to lower the priority is harmless, so it is not an error.
+ */
+static void lower_priority(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+}
+
 static void *run(void *arg)
 {
 	struct tail_worker *w = arg;
 	int last_err = 0;
+
+	if (w->s.background)
+		lower_priority();
+	if (w->s.name)
+		(void)pthread_setname_np(pthread_self(), w->s.name);
 
 	if (w->s.wait_first)
 		wait_change(w, w->s.fallback_ms);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,7 @@ void *writer_main(void *arg)
 	struct event *batch[POP_BATCH];
 	size_t n, i;
 
+	(void)pthread_setname_np(pthread_self(), "sg-journal");
 	for (;;) {
 		n = equeue_pop(&j->queue, batch, POP_BATCH, pop_deadline(j, journal_now_ms()));
 		for (i = 0; i < n; i++)

@@ -16,12 +16,16 @@
 #   untar/none, untar/sandgate    tar -x of a 50k-file tree
 #   fwrite/sandgate               NPROC writers creating/writing/deleting files: the rate
 #                                 at which the sensor journals file events, and overflows
+# SG_AUDIT_EXTRA="file_modify: false" adds a key to the audit section;
+# SG_CONFIG_EXTRA="index: {enabled: false}" appends top-level config to sandgated's.
+# PHASES="storm work fwrite" (the default) picks which of the three groups run.
 # Every line: "RESULT <what> <sensor> key=value ...". Runs as root; the machine may be
 # shared, so run several rounds and take medians.
 set -u
 BIN=$(realpath "${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}")
 BASE=${SANDGATE_BASE_BIN:+$(realpath "$SANDGATE_BASE_BIN")}
 ROUNDS=${1:-3}
+PHASES=${PHASES:-storm work fwrite}
 N_TRUE=${N_TRUE:-10000}
 N_PIPE=${N_PIPE:-3334}
 FW_PROC=${FW_PROC:-2}
@@ -59,6 +63,7 @@ sg_stop() {
 }
 cleanup() {
 	sg_stop
+	mountpoint -q "$T/fs" && umount "$T/fs"
 	au_off
 	[ -n "$FKPID" ] && kill -INT "$FKPID" 2>/dev/null
 	rm -rf "$T"
@@ -97,6 +102,12 @@ sg_start() {
 	local bin=$1
 	rm -rf "$T/state"
 	printf 'cgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n' "$PARENT" >"$T/c.yaml"
+	# the untar's own filesystem (fresh_fs) is marked too, as a user would list a volume
+	mountpoint -q "$T/fs" && printf '  file_marks: ["/", "%s"]\n' "$T/fs" >>"$T/c.yaml"
+	# SG_AUDIT_EXTRA: one more key of the audit section (e.g. "file_modify: false")
+	[ -n "${SG_AUDIT_EXTRA:-}" ] && printf '  %s\n' "$SG_AUDIT_EXTRA" >>"$T/c.yaml"
+	# SG_CONFIG_EXTRA: more top-level config, for a diagnosis (e.g. the index off)
+	[ -n "${SG_CONFIG_EXTRA:-}" ] && printf '%s\n' "$SG_CONFIG_EXTRA" >>"$T/c.yaml"
 	"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
 		>"$T/daemon.log" 2>&1 &
 	DPID=$!
@@ -107,7 +118,14 @@ sg_start() {
 	KEEP=$!
 	sleep 0.3
 }
-sgrun() { "$SGB/sandgate" run --control "$T/sock" --session b1 -- "$@"; }
+# thread_cpu: the daemon's CPU per thread (ms, summed by thread name) so far.
+thread_cpu() {
+	local t
+	for t in /proc/"$DPID"/task/*; do
+		printf '%s %s\n' "$(cat "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"
+	done | awk -v hz="$HZ" '{c[$1] += $2} END {for (n in c) printf "%s=%d ", n, c[n] * 1000 / hz}'
+}
+sgrun() { "${SGB:-$BIN}/sandgate" run --control "$T/sock" --session b1 -- "$@"; }
 lines() { cat "$T"/state/journal/*.jsonl; }
 
 storm_sandgate() {
@@ -268,6 +286,17 @@ with tarfile.open(sys.argv[1], "w") as t:
             t.addfile(ti, io.BytesIO(data))
 EOF
 }
+# fresh_fs: a new 2 GiB ext4 on a loop device at $T/fs for the untar. On the same
+# filesystem, every untar after the first (or after fwrite's deletes) is slowed 10-20x
+# whatever the sensor: ext4 skips inodes deleted in the last minute or more
+# (recently_deleted() in find_inode_bit(), seen with perf on this host's root filesystem),
+# and the last run's 50k deleted inodes make each create scan past them.
+fresh_fs() {
+	mountpoint -q "$T/fs" && umount "$T/fs"
+	rm -f "$T/fs.img"
+	truncate -s 2G "$T/fs.img" && mkfs.ext4 -q -F "$T/fs.img" &&
+		mkdir -p "$T/fs" && mount -o loop "$T/fs.img" "$T/fs"
+}
 # work WHAT SENSOR: one timed run; under sandgate inside the session.
 work() {
 	local what=$1 sensor=$2 run=() t0 t1
@@ -280,19 +309,19 @@ work() {
 		"${run[@]}" make -s -j2 -C "$T/proj" prog >/dev/null
 		t1=$(now) ;;
 	untar)
-		rm -rf "$T/un"; mkdir -p "$T/un"
+		mkdir -p "$T/fs/un"
 		t0=$(now)
-		"${run[@]}" tar -xf "$T/tree.tar" -C "$T/un"
+		"${run[@]}" /usr/bin/time -f "TIME %e %U %S %w %c" tar -xf "$T/tree.tar" -C "$T/fs/un"
 		t1=$(now) ;;
 	esac
 	echo "RESULT $what $sensor wall_s=$(el "$t0" "$t1")"
 }
 fwrite_sandgate() {
 	local out n t0 t1 got last=-1 stable=0 ovf
-	mkdir -p "$T/w/fw"
+	mkdir -p "$T/fs/fw"
 	sync
 	t0=$(now)
-	out=$(sgrun "$BIN/bench/bench_fwrite" "$T/w/fw" "$FW_PROC" "$FW_FILES")
+	out=$(sgrun "$BIN/bench/bench_fwrite" "$T/fs/fw" "$FW_PROC" "$FW_FILES")
 	# The time until the last file event is journaled (polled every 0.1 s).
 	while :; do
 		got=$(lines | grep -c '"event":"file\.' || true)
@@ -305,28 +334,43 @@ fwrite_sandgate() {
 	done
 	t1=$(now)
 	ovf=$(lines | jq -s '[.[] | select(.event == "sensor.loss" and .sensor == "fanotify")] | length')
+	echo "RESULT threads fwrite $(thread_cpu)"
 	echo "RESULT fwrite sandgate writer='$out' events=$got want=$((3 * FW_PROC * FW_FILES))" \
 		"journaled_s=$(el "$t0" "$t1") rate=$(echo "$got / ($t1 - $t0)" | bc) overflows=$ovf"
 }
 
+has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$T/w"
 gen_project
 gen_tree
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
-	storm_none
-	storm_sandgate sandgate "$BIN"
-	[ -n "$BASE" ] && storm_sandgate base "$BASE"
-	storm_auditd
-	storm_forkstat
-	# none and sandgate alternate which goes first
-	[ $((r % 2)) -eq 1 ] && work make none && work untar none
-	sg_start "$BIN"
-	work make sandgate
-	work untar sandgate
-	sg_stop
-	[ $((r % 2)) -eq 0 ] && work make none && work untar none
-	sg_start "$BIN"
-	fwrite_sandgate
-	sg_stop
+	if has storm; then
+		storm_none
+		storm_sandgate sandgate "$BIN"
+		[ -n "$BASE" ] && storm_sandgate base "$BASE"
+		storm_auditd
+		storm_forkstat
+	fi
+	if has work; then
+		# none and sandgate alternate which goes first
+		[ $((r % 2)) -eq 1 ] && fresh_fs && work make none && work untar none
+		fresh_fs
+		sg_start "$BIN"
+		work make sandgate
+		echo "RESULT threads make $(thread_cpu)"
+		work untar sandgate
+		sleep 2   # what the background consumers still had to do
+		echo "RESULT threads make+untar $(thread_cpu)"
+		sg_stop
+		[ $((r % 2)) -eq 0 ] && fresh_fs && work make none && work untar none
+		mountpoint -q "$T/fs" && umount "$T/fs"
+	fi
+	if has fwrite; then
+		fresh_fs   # the root filesystem here caps the writers below the target's rate
+		sg_start "$BIN"
+		fwrite_sandgate
+		sg_stop
+		mountpoint -q "$T/fs" && umount "$T/fs"
+	fi
 done
