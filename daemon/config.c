@@ -409,6 +409,7 @@ static const struct cfg_key gateway_keys[] = {
 	{ "dns_timeout", CK_DURATION, F(GC, dns_timeout_ms), 0, 100, 300 * MS_S, NULL, NULL },
 	{ "netns", CK_STR_NULL, F(GC, netns), 0, 0, 0, NULL, check_netns },
 	{ "fail_open", CK_BOOL, F(GC, fail_open), 0, 0, 0, NULL, NULL },
+	{ "queue_fanout", CK_BOOL, F(GC, queue_fanout), 0, 0, 0, NULL, NULL },
 	UINT_KEY(GC, queues, 1, 64),
 	UINT_KEY(GC, queue_len, 1, 1u << 24),
 	UINT_KEY(GC, queue_base, 0, 65535),

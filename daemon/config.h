@@ -107,6 +107,7 @@ struct sg_gateway_config {
 	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged; default 5s */
 	char *netns;                  /* NULL: the daemon's own; a name or an absolute path */
 	bool fail_open;
+	bool queue_fanout;            /* queue by CPU (fanout) instead of by flow hash */
 	unsigned queues;              /* NFQUEUE numbers queue_base .. queue_base+queues-1 */
 	unsigned queue_len;
 	unsigned queue_base;

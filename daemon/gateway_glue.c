@@ -34,6 +34,7 @@ static void nft_opts(const struct sg_config *c, struct nft_options *o)
 	o->queue_base = (uint16_t)g->queue_base;
 	o->queue_count = (uint16_t)g->queues;
 	o->fail_open = g->fail_open;
+	o->fanout = g->queue_fanout;
 	o->cgroup_mode = g->mode != SG_GW_MODE_INTERFACE;
 	o->iface_mode = g->mode != SG_GW_MODE_CGROUP;
 	o->cgroup_level = config_cgroup_level(c);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "journal/journal_impl.h"
@@ -16,6 +17,7 @@
 #define FLUSH_AT (256 * 1024)
 #define POP_BATCH 256
 #define FLUSH_LINGER_MS 1
+#define GATHER_NS 500000L   /* once lines flow, the queue's time to fill between pops */
 #define STALL_RETRY_MS 1000
 
 static void stats_add(struct journal *j, uint64_t *field, uint64_t n)
@@ -292,6 +294,18 @@ void *writer_main(void *arg)
 			writer_write_event(j, batch[i]);
 		if (n)
 			j->last_line_ms = journal_now_ms();
+		/*
+		 * Lines are flowing and the queue is empty: nap instead of waiting on the
+		 * condition. A waiting writer makes every producer (an NFQUEUE worker, the
+		 * fanotify thread) pay a futex wake-up per event; a napping one costs them
+		 * nothing, and the next pop takes what gathered. Only below POP_BATCH: a full
+		 * pop means the queue is not empty, no nap.
+		 */
+		if (n > 0 && n < POP_BATCH) {
+			const struct timespec nap = { 0, GATHER_NS };
+
+			(void)nanosleep(&nap, NULL);
+		}
 		if (n == 0) {
 			if (!j->stalled)
 				flush_or_stall(j);

@@ -194,8 +194,10 @@ sg() { "$BUILD/sandgate" "$@" --control "$TMP/c.sock"; }
 cfg_up_C() { # [EXTRA YAML]
 	local i
 	rm -rf "$TMP/state"
-	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n  enforce: false\n%s' \
-		"$PARENT" "$MPORT" "$GW" "${1:-}" >"$TMP/c.yaml"
+	# SG_GW_EXTRA: more keys of the gateway section, one per line (a diagnosis)
+	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n  enforce: false\n%s%s' \
+		"$PARENT" "$MPORT" "$GW" "${SG_GW_EXTRA:+$(sed 's/^/  /' <<<"$SG_GW_EXTRA")
+}" "${1:-}" >"$TMP/c.yaml"
 	"$BUILD/sandgated" --config "$TMP/c.yaml" --state-dir "$TMP/state" --control "$TMP/c.sock" \
 		>"$TMP/sandgated.log" 2>&1 &
 	DPID=$!
