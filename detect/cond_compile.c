@@ -187,6 +187,10 @@ static int test_check(struct rload *L, struct cnode *c, const struct cy_node *v)
 		glob_kind(c);
 		return 0;
 	case OP_REGEX:
+		if (regex_guard(l->s, msg, sizeof(msg)) != 0) {
+			cfg_err(L->ctx, v, "regular expression refused: %s", msg);
+			return -EINVAL;
+		}
 		rc = regcomp(&c->re, l->s, REG_EXTENDED | REG_NOSUB);
 		if (rc == 0) {
 			c->has_re = true;

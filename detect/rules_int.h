@@ -14,6 +14,8 @@ struct rload {
 struct cnode *cond_compile(struct rload *L, const struct cy_node *n, unsigned depth);
 /* One YAML scalar as a literal, ${vars} expanded. 0, -EINVAL (reported), -ENOMEM. */
 int lit_from(struct rload *L, const struct cy_node *n, struct lit *l);
+/* 0 when regcomp may be given re; -1 with the reason in why (detect/regex_guard.c). */
+int regex_guard(const char *re, char *why, size_t len);
 int fpath_parse_copy(const struct fpath *src, struct fpath *dst);
 
 #endif

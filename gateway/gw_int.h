@@ -100,6 +100,7 @@ struct gateway {
 	unsigned n_viol;
 	int viol_fd;                  /* eventfd: a violation waits */
 	struct nft_handle *nft;       /* kernel bindings (gateway/kbind.c), under lock; NULL: off */
+	struct kbind_recent *krecent; /* elements installed lately and their expiry (kbind.c) */
 	struct gw_stats st;
 };
 

@@ -6,6 +6,13 @@
  * answer's verdict, and synchronous (the kernel's ACK is awaited): when the client
  * reads the answer the elements are there. A failure costs nothing but latency: the
  * SYN is then queued and decided by the worker, as without the sets.
+ *
+ * An element the gateway installed so lately that its timeout still covers 90 % of the
+ * new TTL is not sent again: a busy resolver answers the same name many times a
+ * second, and a netlink batch acknowledged per answer made the enforcing gateway's DNS
+ * 30 % slower than the observing one. So an element is refreshed at most once per tenth
+ * of its TTL; a SYN after the kernel's element expired is queued and decided by the
+ * worker, whose own binding follows every answer.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -17,6 +24,52 @@
 #include "nft/nft.h"
 
 #define KBIND_PORTS 32   /* ports of one name bound in the kernel; more: queued */
+#define KBIND_RECENT 4096 /* elements remembered (direct-mapped: a collision forgets) */
+
+struct kbind_recent {
+	struct nft_bound e[KBIND_RECENT];   /* timeout_ms: monotonic expiry; 0: empty */
+};
+
+static size_t recent_slot(const struct nft_bound *b)
+{
+	uint64_t x = 1469598103934665603ull;   /* FNV-1a over mark, port, address */
+	const uint8_t *p = b->addr;
+
+	x = (x ^ b->mark) * 1099511628211ull;
+	x = (x ^ b->port) * 1099511628211ull;
+	for (size_t i = 0; i < (b->family == AF_INET ? 4u : 16u); i++)
+		x = (x ^ p[i]) * 1099511628211ull;
+	return (size_t)(x % KBIND_RECENT);
+}
+
+static bool recent_same(const struct nft_bound *a, const struct nft_bound *b)
+{
+	return a->mark == b->mark && a->family == b->family && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
+}
+
+/* Whether b is in the kernel with more than 90 % of its new timeout left. */
+static bool recent_covers(const struct gateway *g, const struct nft_bound *b, uint64_t now)
+{
+	const struct nft_bound *r;
+
+	if (!g->krecent)
+		return false;
+	r = &g->krecent->e[recent_slot(b)];
+	return r->timeout_ms && recent_same(r, b) && r->timeout_ms > now + b->timeout_ms / 10 * 9;
+}
+
+static void recent_note(struct gateway *g, const struct nft_bound *v, size_t n, uint64_t now)
+{
+	if (!g->krecent)
+		g->krecent = calloc(1, sizeof(*g->krecent));   /* none: no shortcut */
+	for (size_t i = 0; g->krecent && i < n; i++) {
+		struct nft_bound *r = &g->krecent->e[recent_slot(&v[i])];
+
+		*r = v[i];
+		r->timeout_ms = now + v[i].timeout_ms;
+	}
+}
 
 void gw_kbind_open(struct gateway *g)
 {
@@ -36,6 +89,8 @@ void gw_kbind_close(struct gateway *g)
 {
 	nft_close(g->nft);
 	g->nft = NULL;
+	free(g->krecent);
+	g->krecent = NULL;
 }
 
 /*
@@ -50,20 +105,22 @@ static bool addr_ok(const struct policy *p, int family, const uint8_t *addr, uin
 	return d.verdict == POLICY_ALLOW || !strcmp(d.reason, "not_allowed");
 }
 
-static void push(struct nft_bound *v, size_t *n, uint32_t mark, const struct dns_addr *a,
-		 uint16_t port, uint64_t timeout_ms)
+static void push(const struct gateway *g, struct nft_bound *v, size_t *n, uint32_t mark,
+		 const struct dns_addr *a, uint16_t port, uint64_t timeout_ms, uint64_t now)
 {
 	struct nft_bound *e;
 
 	if (*n >= NFT_BOUND_MAX)
 		return;
-	e = &v[(*n)++];
+	e = &v[*n];
 	memset(e, 0, sizeof(*e));
 	e->mark = mark;
 	e->family = a->family;
 	memcpy(e->addr, a->addr, a->family == AF_INET ? 4 : 16);
 	e->port = port;
 	e->timeout_ms = timeout_ms;
+	if (!recent_covers(g, e, now))
+		(*n)++;
 }
 
 void gw_kbind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
@@ -72,6 +129,7 @@ void gw_kbind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
 	uint16_t ports[KBIND_PORTS];
 	struct nft_bound *v;
 	size_t np = 0, n = 0;
+	uint64_t now = time_mono_ms();
 	int any, ret;
 
 	if (!g->nft || !p || d->n_addrs == 0)
@@ -88,13 +146,15 @@ void gw_kbind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
 		const struct dns_addr *a = &d->addrs[i];
 
 		if (any && addr_ok(p, a->family, a->addr, 0))
-			push(v, &n, nft_mark_make(nft_mark_id(mark)), a, 0, ttl_ms[i]);
+			push(g, v, &n, nft_mark_make(nft_mark_id(mark)), a, 0, ttl_ms[i], now);
 		for (size_t k = 0; k < np; k++)
 			if (addr_ok(p, a->family, a->addr, ports[k]))
-				push(v, &n, nft_mark_make(nft_mark_id(mark)), a, ports[k],
-				     ttl_ms[i]);
+				push(g, v, &n, nft_mark_make(nft_mark_id(mark)), a, ports[k],
+				     ttl_ms[i], now);
 	}
 	ret = n ? nft_bound_add(g->nft, v, n) : 0;
+	if (ret == 0)
+		recent_note(g, v, n, now);
 	free(v);
 	if (ret) {
 		atomic_fetch_add_explicit(&g->st.kbind_errors, 1, memory_order_relaxed);
@@ -111,6 +171,8 @@ void gw_kbind_flush(struct gateway *g, uint32_t mark_id)
 
 	if (!g->nft)
 		return;
+	if (g->krecent)   /* whatever was flushed is installed again at the next answer */
+		memset(g->krecent, 0, sizeof(*g->krecent));
 	ret = nft_bound_flush(g->nft, mark_id ? nft_mark_make(mark_id) : 0);
 	if (ret && ret != -ENOENT) {
 		atomic_fetch_add_explicit(&g->st.kbind_errors, 1, memory_order_relaxed);

@@ -11,6 +11,7 @@
 #define RESTORE "ct mark & 0xff000000 == 0x53000000 meta mark set ct mark goto session"
 #define CLASSIFY_TAIL "ct mark set meta mark goto session"
 #define SYN "tcp flags & (syn | ack) == syn"
+#define NOFLAGS "tcp flags & (fin | syn | rst) == 0"
 
 /* "queue [flags F] to N[-M]": the native statement, also printed for compat. */
 static void put_queue(FILE *f, const struct nft_options *o)
@@ -99,7 +100,12 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	      "\t\t" SYN " meta mark . ip6 daddr . tcp dport @" NFT_SET_ALLOW6 " counter accept\n"
 	      "\t\t" SYN " tcp dport != 853 meta mark . ip daddr @" NFT_SET_ANY4 " counter accept\n"
 	      "\t\t" SYN " tcp dport != 853 meta mark . ip6 daddr @" NFT_SET_ANY6
-	      " counter accept\n\t\t", f);
+	      " counter accept\n"
+	      "\t\t# a TCP segment with no byte (the handshake's last ACK) is not queued\n"
+	      "\t\tip hdrlength 5 ip length 40 " NOFLAGS " tcp doff 5 accept\n"
+	      "\t\tip hdrlength 5 ip length 52 " NOFLAGS " tcp doff 8 accept\n"
+	      "\t\tip6 nexthdr tcp ip6 length 20 " NOFLAGS " tcp doff 5 accept\n"
+	      "\t\tip6 nexthdr tcp ip6 length 32 " NOFLAGS " tcp doff 8 accept\n\t\t", f);
 	put_queue(f, o);
 	fputs("\t}\n\n", f);
 }

@@ -302,6 +302,49 @@ static void rule_bound(struct nft_batch *b, bool v6, bool any_port)
 	nft_rb_emit(&rb, b);
 }
 
+/*
+ * ip hdrlength 5 tcp flags & (fin | syn | rst) == 0 tcp doff D ip length 20+4D accept,
+ * (ipv6: ip6 nexthdr tcp ip6 length 4D): a segment of an undecided flow that carries no
+ * byte at all (the handshake's last ACK) is not queued; every byte still is. The length
+ * test is exact, so no data can pass this way; only the doff of plain ACKs (5: no
+ * options, 8: timestamps) are listed, and any other empty segment is queued as before.
+ * The conn bench queued 2.9 packets per connection before this; each is a round trip.
+ */
+static void rule_empty_segment(struct nft_batch *b, bool v6, uint8_t doff)
+{
+	uint8_t nfproto = v6 ? NFPROTO_IPV6 : NFPROTO_IPV4, tcp = IPPROTO_TCP;
+	uint8_t flags = 0x07, zero = 0, ihl_mask = 0x0f, ihl5 = 5, off_mask = 0xf0;
+	uint8_t off = (uint8_t)(doff << 4);
+	uint16_t len = htons((uint16_t)((v6 ? 0 : 20) + 4 * doff));
+	struct nft_rb rb;
+
+	nft_rb_init(&rb, NFT_CH_SESSION);
+	nft_rb_meta_load(&rb, NFT_META_NFPROTO, NFT_REG_1);
+	nft_rb_cmp(&rb, NFT_CMP_EQ, &nfproto, 1);
+	if (v6) {
+		nft_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 6, 1, NFT_REG_1);
+		nft_rb_cmp(&rb, NFT_CMP_EQ, &tcp, 1);
+		nft_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 4, 2, NFT_REG_1);
+		nft_rb_cmp(&rb, NFT_CMP_EQ, &len, 2);
+	} else {
+		nft_rb_meta_load(&rb, NFT_META_L4PROTO, NFT_REG_1);
+		nft_rb_cmp(&rb, NFT_CMP_EQ, &tcp, 1);
+		nft_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 1, NFT_REG_1);
+		nft_rb_mask(&rb, &ihl_mask, 1);
+		nft_rb_cmp(&rb, NFT_CMP_EQ, &ihl5, 1);
+		nft_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 2, 2, NFT_REG_1);
+		nft_rb_cmp(&rb, NFT_CMP_EQ, &len, 2);
+	}
+	nft_rb_th_load(&rb, 13, 1);
+	nft_rb_mask(&rb, &flags, 1);
+	nft_rb_cmp(&rb, NFT_CMP_EQ, &zero, 1);
+	nft_rb_th_load(&rb, 12, 1);
+	nft_rb_mask(&rb, &off_mask, 1);
+	nft_rb_cmp(&rb, NFT_CMP_EQ, &off, 1);
+	nft_rb_verdict(&rb, NF_ACCEPT, NULL);
+	nft_rb_emit(&rb, b);
+}
+
 static void chain_session(struct nft_batch *b, const struct nft_options *o,
 			  enum nft_qimpl impl)
 {
@@ -326,6 +369,10 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 	rule_bound(b, true, false);
 	rule_bound(b, false, true);
 	rule_bound(b, true, true);
+	rule_empty_segment(b, false, 5);
+	rule_empty_segment(b, false, 8);
+	rule_empty_segment(b, true, 5);
+	rule_empty_segment(b, true, 8);
 	/* counter queue: undecided, original direction. */
 	nft_rb_init(&rb, NFT_CH_SESSION);
 	nft_rb_counter(&rb);

@@ -18,6 +18,8 @@
 #   C  sandgated, gateway in $GW, interface mode, observe mode, one session on the veth
 #   I  as C without the investigation index (index.enabled: false): what the SQLite
 #      index of every event costs
+#   E  as C, enforcing (the default) with a policy allowing *.web.test; the sandbox
+#      resolves bench.web.test through the gateway first (not in the default CFGS)
 #   G  no rules, clients in $GW (OpenSnitch's baseline)
 #   D  opensnitchd 1.5.8 in $GW (default allow, no UI), clients in $GW: it queues only
 #      locally generated new connections (OUTPUT) and DNS answers (INPUT)
@@ -191,12 +193,12 @@ cfg_up_B() {
 cfg_down_B() { "$BUILD/sg_nfttool" --netns "$GW" uninstall >/dev/null; }
 
 sg() { "$BUILD/sandgate" "$@" --control "$TMP/c.sock"; }
-cfg_up_C() { # [EXTRA YAML]
+cfg_up_C() { # [EXTRA YAML] [ENFORCE]
 	local i
 	rm -rf "$TMP/state"
 	# SG_GW_EXTRA: more keys of the gateway section, one per line (a diagnosis)
-	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n  enforce: false\n%s%s' \
-		"$PARENT" "$MPORT" "$GW" "${SG_GW_EXTRA:+$(sed 's/^/  /' <<<"$SG_GW_EXTRA")
+	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n  enforce: %s\n%s%s' \
+		"$PARENT" "$MPORT" "$GW" "${2:-false}" "${SG_GW_EXTRA:+$(sed 's/^/  /' <<<"$SG_GW_EXTRA")
 }" "${1:-}" >"$TMP/c.yaml"
 	"$BUILD/sandgated" --config "$TMP/c.yaml" --state-dir "$TMP/state" --control "$TMP/c.sock" \
 		>"$TMP/sandgated.log" 2>&1 &
@@ -210,6 +212,14 @@ cfg_up_C() { # [EXTRA YAML]
 		{ cat "$TMP/sandgated.log" >&2; die "sandgated: no session"; }
 	C_CPU0=$(cpu_ticks "$DPID") C_PKT0=$(metric packets)
 }
+# E: the default, enforcing gateway with a policy that allows the lab's names
+ENFORCE_YAML='  resolvers: [198.18.1.2]
+  dns_ttl_min: 600s
+policies:
+  default:
+    allow:
+      - domain: "*.web.test"
+'
 cfg_down_C() {
 	local ticks pkts h
 	ticks=$(($(cpu_ticks "$DPID") - C_CPU0)) pkts=$(($(metric packets) - C_PKT0))
@@ -281,10 +291,13 @@ workloads() { # NS
 			awk '/Queries per second:/ { print $4 }')
 		record dns_qps "$v"
 	fi
+	# E: the name again, after dnsperf bound 1000 others to the same address (8 kept)
+	[ "$CFG" = E ] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
 	if want conn; then
 		v=$(ip netns exec "$ns" "$LOAD" conn 198.18.1.2 80 "$SECS" 4 bench.web.test | awk '{ print $2 }')
 		record tcp_conn_s "$v"
 	fi
+	[ "$CFG" = E ] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
 	if want tls; then
 		v=$(ip netns exec "$ns" "$LOAD" tls 198.18.1.2 443 "$SECS" 4 bench.web.test | awk '{ print $2 }')
 		record tls_hs_s "$v"
@@ -307,6 +320,11 @@ run_cfg() { # CFG
 	B) cfg_up_B; workloads "$SBX"; cfg_down_B ;;
 	C) cfg_up_C; workloads "$SBX"; cfg_down_C ;;
 	I) cfg_up_C $'index:\n  enabled: false\n'; workloads "$SBX"; cfg_down_C ;;
+	E) cfg_up_C "$ENFORCE_YAML" true
+		# the session resolves the lab's name through the gateway first: its address is
+		# then bound (TTL raised to outlast the round), as for an agent that uses names
+		ip netns exec "$SBX" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
+		workloads "$SBX"; cfg_down_C ;;
 	G) workloads "$GW" ;;
 	D) cfg_up_D; workloads "$GW"; cfg_down_D ;;
 	esac

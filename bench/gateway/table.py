@@ -70,6 +70,22 @@ def threads(path):
         print(f"| {g} | " + " | ".join(cells) + " |")
 
 
+def enforcing(vals):
+    """E, the enforcing gateway, when the run had it: its medians against A and C."""
+    if not any(k[0] == "E" for k in vals):
+        return
+    print("\n| workload | E sandgate enforcing | E/A | E/C |")
+    print("|---|---|---|---|")
+    for key, label, _target, _check in ROWS:
+        med = {c: statistics.median(vals[(c, key)]) if vals[(c, key)] else None
+               for c in ("A", "C", "E")}
+        r = lambda a, b: med[a] / med[b] if med[a] is not None and med[b] else None
+        print(f"| {label} | {fmt(med['E'])} | {fmt(r('E', 'A'))} | {fmt(r('E', 'C'))} |")
+    q = vals[("E", "queued_pkts")]
+    if q:
+        print(f"| packets queued to sandgated per round | {fmt(statistics.median(q))} | | |")
+
+
 def main():
     vals = load(sys.argv[1])
     print("| workload | A none | B rules | C sandgate | I sandgate, no index | G none (local) "
@@ -96,6 +112,7 @@ def main():
         if c or i:
             print(f"| {label} | | | {fmt(statistics.median(c) if c else None)} | "
                   f"{fmt(statistics.median(i) if i else None)} | | | | | | | | |")
+    enforcing(vals)
     threads(sys.argv[1] + ".threads")
     n = max((len(v) for v in vals.values()), default=0)
     print(f"\nMedians of {n} rounds; raw figures: {sys.argv[1]}")

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# What a new TCP connection costs in queued packets: its SYN and the segment carrying
+# its first bytes (the Host or the ClientHello), not the handshake's empty ACK, which the
+# ruleset accepts in the kernel (nft/nft_rules.c: rule_empty_segment). The flow's events
+# are unchanged.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session_helpers.sh"
+. "$(dirname "$0")/gateway_lab.sh"
+require_root
+lab_up
+
+gw_config "$T_TMP/c.yaml"
+start_daemon a --config "$T_TMP/c.yaml" || { fail "daemon starts"; finish; }
+wait_gateway
+sg session create --id s1 >/dev/null && sg session start s1 >/dev/null
+in_sess s1 sleep infinity &   # the session lives while a process of it does
+cleanup "kill $!"
+wait_for "session process" 5 grep -q . "$CG2/$SG_PARENT/s1/cgroup.procs"
+# packets queued so far, both queues (id_sequence of /proc/net/netfilter/nfnetlink_queue)
+queued() { in_gw awk '$1 == 100 || $1 == 101 { n += $8 } END { print n + 0 }' /proc/net/netfilter/nfnetlink_queue; }
+
+q0=$(queued)
+n=$(in_sess s1 curl -s -o /dev/null -w '%{size_download}' --max-time 5 -H 'Host: plain.web.test' \
+	http://198.18.1.2/f100k)
+q1=$(queued)
+check "HTTP through the gateway" test "$n" = 102400
+check "2 packets queued for the connection: SYN and request ($((q1 - q0)))" test $((q1 - q0)) -eq 2
+wait_ev 10 '.event == "net.connect" and .http_host == "plain.web.test"'
+e=$(evq '.event == "net.connect" and .http_host == "plain.web.test"' | head -1)
+echeck "net.connect with the Host" "$e" '.session_id == "s1" and .dst.port == 80 and .verdict == "allowed"'
+
+q0=$(queued)
+n=$(in_sess s1 curl -sk -o /dev/null -w '%{size_download}' --max-time 5 \
+	--resolve box.web.test:443:198.18.1.2 https://box.web.test/f100k)
+q1=$(queued)
+check "HTTPS through the gateway" test "$n" = 102400
+check "2 packets queued for the TLS connection: SYN and ClientHello ($((q1 - q0)))" \
+	test $((q1 - q0)) -eq 2
+wait_ev 10 '.event == "net.connect" and .sni == "box.web.test"'
+check "net.connect with the SNI" test -n "$(evq '.event == "net.connect" and .sni == "box.web.test"')"
+check "daemon exits 0 at SIGTERM" stop_daemon
+finish
