@@ -106,6 +106,18 @@ void nft_rb_ct_load(struct nft_rb *rb, uint32_t key, uint32_t dreg)
 	rb_add(rb, e);
 }
 
+void nft_rb_ct_load_dir(struct nft_rb *rb, uint32_t key, uint8_t dir, uint32_t dreg)
+{
+	struct nftnl_expr *e = rb_expr(rb, "ct");
+
+	if (e == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, dir);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, dreg);
+	rb_add(rb, e);
+}
+
 void nft_rb_ct_set(struct nft_rb *rb, uint32_t key, uint32_t sreg)
 {
 	struct nftnl_expr *e = rb_expr(rb, "ct");

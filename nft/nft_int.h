@@ -79,6 +79,8 @@ void nft_rb_free(struct nft_rb *rb);
 void nft_rb_meta_load(struct nft_rb *rb, uint32_t key, uint32_t dreg);
 void nft_rb_meta_set(struct nft_rb *rb, uint32_t key, uint32_t sreg);
 void nft_rb_ct_load(struct nft_rb *rb, uint32_t key, uint32_t dreg);
+/* ct KEY of one direction (packets, bytes: the accounting counters). */
+void nft_rb_ct_load_dir(struct nft_rb *rb, uint32_t key, uint8_t dir, uint32_t dreg);
 void nft_rb_ct_set(struct nft_rb *rb, uint32_t key, uint32_t sreg);
 void nft_rb_cmp(struct nft_rb *rb, uint32_t op, const void *data, uint32_t len);
 void nft_rb_cmp_u32(struct nft_rb *rb, uint32_t op, uint32_t v);

@@ -101,10 +101,10 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	      "\t\t" SYN " tcp dport != 853 meta mark . ip daddr @" NFT_SET_ANY4 " counter accept\n"
 	      "\t\t" SYN " tcp dport != 853 meta mark . ip6 daddr @" NFT_SET_ANY6
 	      " counter accept\n"
-	      "\t\t# a TCP segment with no byte (the handshake's last ACK) is not queued\n"
-	      "\t\tip hdrlength 5 ip length 40 " NOFLAGS " tcp doff 5 accept\n"
-	      "\t\tip hdrlength 5 ip length 52 " NOFLAGS " tcp doff 8 accept\n"
-	      "\t\tip6 nexthdr tcp ip6 length 20 " NOFLAGS " tcp doff 5 accept\n"
+	      "\t\t# the handshake's last ACK, when it carries no byte, is not queued\n"
+	      "\t\tip hdrlength 5 ip length 40 " NOFLAGS " tcp doff 5 ct original packets 2 accept\n"
+	      "\t\tip hdrlength 5 ip length 52 " NOFLAGS " tcp doff 8 ct original packets 2 accept\n"
+	      "\t\tip6 nexthdr tcp ip6 length 20 " NOFLAGS " tcp doff 5 ct original packets 2 accept\n"
 	      "\t\tip6 nexthdr tcp ip6 length 32 " NOFLAGS " tcp doff 8 accept\n\t\t", f);
 	put_queue(f, o);
 	fputs("\t}\n\n", f);

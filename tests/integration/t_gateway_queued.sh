@@ -2,7 +2,9 @@
 # What a new TCP connection costs in queued packets: its SYN and the segment carrying
 # its first bytes (the Host or the ClientHello), not the handshake's empty ACK, which the
 # ruleset accepts in the kernel (nft/nft_rules.c: rule_empty_segment). The flow's events
-# are unchanged.
+# are unchanged, and a flow where only the server speaks (the client sends nothing but
+# ACKs) is still decided and recorded while it runs: only the handshake's ACK skips the
+# queue, the later empty ones do not.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 . "$(dirname "$0")/gateway_lab.sh"
@@ -38,5 +40,30 @@ check "2 packets queued for the TLS connection: SYN and ClientHello ($((q1 - q0)
 	test $((q1 - q0)) -eq 2
 wait_ev 10 '.event == "net.connect" and .sni == "box.web.test"'
 check "net.connect with the SNI" test -n "$(evq '.event == "net.connect" and .sni == "box.web.test"')"
+# ---- only the server speaks: 1 MB to a client that sends nothing, not even a FIN -------
+ip netns exec "$PEER" socat TCP-LISTEN:9001,bind=198.18.1.2,reuseaddr \
+	SYSTEM:'head -c 1000000 /dev/zero; sleep 8' &
+cleanup "kill $!"
+sleep 0.3
+# reads the megabyte, then holds the connection 5 s without a byte or a FIN
+in_sess s1 python3 -c '
+import socket, sys, time
+s = socket.create_connection(("198.18.1.2", 9001))
+n = 0
+while n < 1000000:
+    b = s.recv(65536)
+    if not b:
+        break
+    n += len(b)
+print(n, flush=True)
+time.sleep(5)
+' >"$T_TMP/got" &
+RX=$!
+check "net.connect of the server-speaks-first flow while the client is silent" \
+	wait_ev 4 '.event == "net.connect" and .dst.port == 9001 and .session_id == "s1"'
+e=$(evq '.event == "net.connect" and .dst.port == 9001' | head -1)
+echeck "decided by its queued ACKs, not by a FIN" "$e" '.parse == "incomplete"'
+wait "$RX"
+check "the client got the megabyte ($(cat "$T_TMP/got"))" test "$(cat "$T_TMP/got")" -eq 1000000
 check "daemon exits 0 at SIGTERM" stop_daemon
 finish
