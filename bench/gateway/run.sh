@@ -53,6 +53,11 @@ teardown() {
 	[ -f "$TMP/nginx.pid" ] && kill "$(cat "$TMP/nginx.pid")" 2>/dev/null
 	for ns in "$SBX" "$GW" "$PEER"; do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		# SIGKILL is not instant: nginx still writing under $TMP made the rm below fail
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
+			sleep 0.1
+		done
 		ip netns del "$ns" 2>/dev/null
 	done
 	rm -rf "/etc/netns/$GW"
@@ -65,7 +70,7 @@ teardown() {
 			sleep 0.2
 		done
 	done
-	rm -rf "$TMP"
+	rm -rf "$TMP" 2>/dev/null || { sleep 0.5; rm -rf "$TMP"; }
 	return 0
 }
 trap teardown EXIT
