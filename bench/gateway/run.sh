@@ -53,15 +53,14 @@ teardown() {
 	[ -f "$TMP/nginx.pid" ] && kill "$(cat "$TMP/nginx.pid")" 2>/dev/null
 	for ns in "$SBX" "$GW" "$PEER"; do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		# SIGKILL is not instant: nginx still writing under $TMP made the rm below fail
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do   # SIGKILL is not instant
 			[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
 			sleep 0.1
 		done
 		ip netns del "$ns" 2>/dev/null
 	done
 	rm -rf "/etc/netns/$GW"
-	rmdir /etc/netns 2>/dev/null
+	rmdir /etc/netns 2>/dev/null || true   # under set -e a failure here ended the teardown
 	for p in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
 		for ns in "$p/$PARENT"/*/; do [ -d "$ns" ] && rmdir "$ns" 2>/dev/null; done
 		# a just-emptied child may still be going offline: the parent waits a little
@@ -70,7 +69,7 @@ teardown() {
 			sleep 0.2
 		done
 	done
-	rm -rf "$TMP" 2>/dev/null || { sleep 0.5; rm -rf "$TMP"; }
+	rm -rf "$TMP"
 	return 0
 }
 trap teardown EXIT
