@@ -332,8 +332,8 @@ static uint64_t fm_mask(const struct audit_settings *s)
 	uint64_t m = FAN_CREATE | FAN_DELETE | FAN_RENAME | FAN_CLOSE_WRITE;
 
 	/* FAN_MODIFY is an event per write() of every process on the filesystem: with it
-	 * on, a 50k-file untar paid ~17 % in the kernel with a reader that did nothing,
-	 * ~8 % without (docs/bench-audit.md). */
+	 * on, a 50k-file untar paid ~18 % in the kernel with a reader that did nothing,
+	 * ~10 % without (bench/audit/floor.sh, docs/bench-audit.md). */
 	if (s->file_modify)
 		m |= FAN_MODIFY;
 	return s->n_sensitive ? m | FAN_CLOSE_NOWRITE : m;
