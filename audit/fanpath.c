@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "audit/fan_int.h"
+#include "common/hash.h"
 
 int fanpath_mount(struct fan_mounts *m, const char *path)
 {
@@ -59,13 +60,10 @@ void fanpath_new_batch(struct fan_mounts *m)
 static struct fan_dirslot *slot_of(struct fan_mounts *m, uint64_t fsid, const uint8_t *h,
 				   size_t hlen)
 {
-	uint64_t x = 1469598103934665603ull ^ fsid;   /* FNV-1a */
-
 	if (!m->cache || hlen > FAN_DIRCACHE_HANDLE)
 		return NULL;
-	for (size_t i = 0; i < hlen; i++)
-		x = (x ^ h[i]) * 1099511628211ull;
-	return &m->cache[x % FAN_DIRCACHE_SLOTS];
+	return &m->cache[fnv1a(fnv1a(FNV1A_INIT, &fsid, sizeof(fsid)), h, hlen) %
+			 FAN_DIRCACHE_SLOTS];
 }
 
 static bool slot_holds(const struct fan_mounts *m, const struct fan_dirslot *s,

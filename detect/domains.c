@@ -12,6 +12,7 @@
 
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/hash.h"
 #include "detect/detect_int.h"
 
 #define DOMAINS_MAX 100000
@@ -32,11 +33,7 @@ struct domain_set {
 
 static size_t hash_of(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h % DOMAINS_BUCKETS;
+	return fnv1a(FNV1A_INIT, s, strlen(s)) % DOMAINS_BUCKETS;
 }
 
 static void unlink_entry(struct domain_set *s, struct dent *e)

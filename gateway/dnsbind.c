@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "gateway/dnsbind.h"
 
 #define DNSBIND_BUCKETS 4096u
@@ -66,11 +67,7 @@ static size_t alen(int family)
 
 static unsigned hash(uint32_t id, int family, const uint8_t *addr)
 {
-	uint32_t h = 2166136261u ^ id;
-
-	for (size_t i = 0; i < alen(family); i++)
-		h = (h ^ addr[i]) * 16777619u;
-	return h % DNSBIND_BUCKETS;
+	return fnv1a(FNV1A_INIT ^ id, addr, alen(family)) % DNSBIND_BUCKETS;
 }
 
 static struct db_node **find(struct dnsbind *b, uint32_t id, int family,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "dns/dns.h"
 #include "gateway/flowtab.h"
 
@@ -74,19 +75,15 @@ static bool key_eq(const struct flow_key *a, const struct flow_key *b)
 
 static unsigned key_hash(const struct flow_key *k)
 {
-	uint32_t h = 2166136261u;
-	const uint8_t *p;
+	uint32_t h = FNV1A_INIT;
 
-	/* FNV-1a over the fields (no padding bytes: they are not initialised). */
-	h = (h ^ k->family) * 16777619u;
-	h = (h ^ k->proto) * 16777619u;
-	h = (h ^ k->sport) * 16777619u;
-	h = (h ^ k->dport) * 16777619u;
-	for (p = k->src; p < k->src + 16; p++)
-		h = (h ^ *p) * 16777619u;
-	for (p = k->dst; p < k->dst + 16; p++)
-		h = (h ^ *p) * 16777619u;
-	return h % FLOWTAB_BUCKETS;
+	/* field by field: the key's padding bytes are not initialised */
+	h = fnv1a_u32(h, k->family);
+	h = fnv1a_u32(h, k->proto);
+	h = fnv1a_u32(h, k->sport);
+	h = fnv1a_u32(h, k->dport);
+	h = fnv1a(h, k->src, sizeof(k->src));
+	return fnv1a(h, k->dst, sizeof(k->dst)) % FLOWTAB_BUCKETS;
 }
 
 static struct ft_node **find(struct flowtab *t, const struct flow_key *k)

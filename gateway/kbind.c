@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/log.h"
 #include "gateway/gw_int.h"
 #include "nft/nft.h"
@@ -32,14 +33,9 @@ struct kbind_recent {
 
 static size_t recent_slot(const struct nft_bound *b)
 {
-	uint64_t x = 1469598103934665603ull;   /* FNV-1a over mark, port, address */
-	const uint8_t *p = b->addr;
+	uint32_t h = fnv1a_u32(fnv1a_u32(FNV1A_INIT, b->mark), b->port);
 
-	x = (x ^ b->mark) * 1099511628211ull;
-	x = (x ^ b->port) * 1099511628211ull;
-	for (size_t i = 0; i < (b->family == AF_INET ? 4u : 16u); i++)
-		x = (x ^ p[i]) * 1099511628211ull;
-	return (size_t)(x % KBIND_RECENT);
+	return fnv1a(h, b->addr, b->family == AF_INET ? 4 : 16) % KBIND_RECENT;
 }
 
 static bool recent_same(const struct nft_bound *a, const struct nft_bound *b)

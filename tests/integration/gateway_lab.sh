@@ -164,6 +164,12 @@ wait_gateway() {
 }
 
 # in_gw CMD...: CMD in the gateway namespace as a host process (no session).
+# queued [Q...]: packets queued so far to queues Q (default 100 and 101): the kernel's
+# id_sequence in /proc/net/netfilter/nfnetlink_queue of the gateway's namespace.
+queued() {
+	in_gw awk -v qs="${*:-100 101}" 'BEGIN { split(qs, a, " "); for (i in a) want[a[i]] = 1 }
+		$1 in want { n += $8 } END { print n + 0 }' /proc/net/netfilter/nfnetlink_queue
+}
 in_gw() { ip netns exec "$GWNS" "$@"; }
 # in_sess SESSION CMD...: CMD in SESSION, in the gateway namespace (cgroup mode).
 in_sess() { local s=$1; shift; ip netns exec "$GWNS" "$BIN/sandgate" run --control "$SG_SOCK" --session "$s" -- "$@"; }

@@ -12,8 +12,6 @@ gw_config "$T_TMP/c.yaml" "  queue_fanout: true"
 start_daemon a --config "$T_TMP/c.yaml" || { fail "daemon starts"; finish; }
 wait_gateway
 lab_fast_conntrack   # net.flow at the close: TIME_WAIT 1 s
-# packets queued so far per queue (id_sequence of /proc/net/netfilter/nfnetlink_queue)
-queued() { in_gw awk -v q="$1" '$1 == q { print $8 }' /proc/net/netfilter/nfnetlink_queue; }
 sg session create --id s1 >/dev/null && sg session start s1 >/dev/null
 for i in 1 2 3 4 5 6; do
 	out=$(in_sess s1 taskset -c $((i % $(nproc))) dig +short +time=2 +tries=1 @198.18.1.2 "f$i.web.test" A)

@@ -18,8 +18,6 @@ sg session create --id s1 >/dev/null && sg session start s1 >/dev/null
 in_sess s1 sleep infinity &   # the session lives while a process of it does
 cleanup "kill $!"
 wait_for "session process" 5 grep -q . "$CG2/$SG_PARENT/s1/cgroup.procs"
-# packets queued so far, both queues (id_sequence of /proc/net/netfilter/nfnetlink_queue)
-queued() { in_gw awk '$1 == 100 || $1 == 101 { n += $8 } END { print n + 0 }' /proc/net/netfilter/nfnetlink_queue; }
 
 q0=$(queued)
 n=$(in_sess s1 curl -s -o /dev/null -w '%{size_download}' --max-time 5 -H 'Host: plain.web.test' \
