@@ -323,7 +323,7 @@ run_cfg() { # CFG
 	A) workloads "$SBX" ;;
 	B) cfg_up_B; workloads "$SBX"; cfg_down_B ;;
 	C) cfg_up_C; workloads "$SBX"; cfg_down_C ;;
-	I) cfg_up_C $'index:\n  enabled: false\n'; workloads "$SBX"; cfg_down_C ;;
+	I) cfg_up_C $'index:\n  enabled: false\n'"${SG_I_EXTRA:-}"; workloads "$SBX"; cfg_down_C ;;
 	E) cfg_up_C "$ENFORCE_YAML" true
 		# the session resolves the lab's name through the gateway first: its address is
 		# then bound (TTL raised to outlast the round), as for an agent that uses names
