@@ -154,12 +154,97 @@ struct event *gw_ev_flow(struct gateway *g, const struct nf_conntrack *ct,
 	return ev_flow(g, &s, f, final);
 }
 
+/* Whether ct began after this gateway did (its timestamp says; none: it cannot tell). */
+static bool started_here(const struct gateway *g, const struct nf_conntrack *ct)
+{
+	bool set = true;
+	uint64_t t = attr64(ct, ATTR_TIMESTAMP_START, &set);
+
+	return set && t >= g->start_wall_ns;
+}
+
+/*
+ * A flow that never reached a worker: its SYN went through the kernel's bound-address
+ * sets (gateway/kbind.c) and nothing of it was queued after (refused by the peer, or
+ * given up before its first bytes). Rebuilt from conntrack in tmp, which then stands for
+ * it. Only an undecided TCP flow that began after this gateway (an older entry was an
+ * earlier daemon's to record) of a session still known.
+ */
+static struct flow *unseen_flow(struct gateway *g, const struct nf_conntrack *ct,
+				const struct flow_key *k, struct flow *tmp)
+{
+	uint32_t mark = nfct_get_attr_u32(ct, ATTR_MARK);
+	bool set = true;
+	uint64_t t0;
+
+	if (k->proto != IPPROTO_TCP || k->dport == 53 || !started_here(g, ct))
+		return NULL;
+	memset(tmp, 0, sizeof(*tmp));
+	if (marktab_get(g->marks, nft_mark_id(mark), tmp->sid, sizeof(tmp->sid)) != 0)
+		return NULL;
+	t0 = attr64(ct, ATTR_TIMESTAMP_START, &set);
+	tmp->key = *k;
+	tmp->flow_id = ++g->flow_seq;
+	tmp->mark_id = nft_mark_id(mark);
+	tmp->family = k->family;
+	tmp->proto = k->proto;
+	memcpy(tmp->src, k->src, sizeof(tmp->src));
+	memcpy(tmp->dst, k->dst, sizeof(tmp->dst));
+	tmp->sport = k->sport;
+	tmp->dport = k->dport;
+	tmp->has_ports = true;
+	tmp->start_wall.tv_sec = (time_t)(t0 / 1000000000u);
+	tmp->start_wall.tv_nsec = (long)(t0 % 1000000000u);
+	tmp->uid = -1;
+	if (dnsbind_lookup(g->binds, tmp->mark_id, k->family, k->dst, time_mono_ms(),
+			   tmp->domain, sizeof(tmp->domain)) != 0)
+		tmp->domain[0] = '\0';
+	return tmp;
+}
+
+/*
+ * Every new flow has its net.connect (docs/gateway.md "Events"). One that ends before
+ * any packet of it was given a decision (no bytes came) gets it at its end, decided on
+ * what it showed, with `late: true`. True when f is such a flow; *out its event (NULL:
+ * not built, counted by gw_emit). Under g->lock.
+ */
+static bool decide_at_end(struct gateway *g, struct flow *f, uint32_t mark, struct event **out)
+{
+	*out = NULL;
+	if (!f || f->decided || f->is_dns)
+		return false;
+	if (!f->parse)
+		f->parse = "no_data";
+	f->late = true;
+	(void)gw_decide(g, f, gw_policy_of(g, mark), false);
+	f->decided = true;
+	atomic_fetch_add_explicit(&g->st.late_connects, 1, memory_order_relaxed);
+	*out = gw_ev_connect(g, f, -1);
+	return true;
+}
+
+/* decide_at_end for a destroyed entry: the flow the worker saw, else one it never saw. */
+static bool late_connect(struct gateway *g, const struct nf_conntrack *ct,
+			 const struct flow_key *k, struct flow **f, struct flow *tmp,
+			 struct event **out)
+{
+	uint32_t mark = nfct_get_attr_u32(ct, ATTR_MARK);
+
+	*out = NULL;
+	if (nft_mark_verdict(mark) != 0)
+		return false;   /* decided by a worker: recorded then */
+	if (!*f)
+		*f = unseen_flow(g, ct, k, tmp);
+	return decide_at_end(g, *f, mark, out);
+}
+
 int gw_ct_on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
 	struct gateway *g = data;
+	struct event *c, *e;
 	struct flow_key k;
-	struct event *e;
-	struct flow *f;
+	struct flow *f, tmp;
+	bool late;
 
 	(void)type;
 	if (!nft_mark_is_session(nfct_get_attr_u32(ct, ATTR_MARK)))
@@ -167,11 +252,14 @@ int gw_ct_on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, v
 	ct_key(ct, &k);
 	pthread_mutex_lock(&g->lock);
 	f = flowtab_find(g->flows, &k);
+	late = late_connect(g, ct, &k, &f, &tmp, &c);
 	e = gw_ev_flow(g, ct, f, true);
-	if (f)
+	if (f && f != &tmp)
 		flowtab_del(g->flows, &k);
 	pthread_mutex_unlock(&g->lock);
 	atomic_fetch_add_explicit(&g->st.flows_ended, 1, memory_order_relaxed);
+	if (late)
+		gw_emit(g, c);
 	gw_emit(g, e);
 	return NFCT_CB_CONTINUE;
 }
@@ -249,6 +337,7 @@ static void keep_event(struct gw_dump *d, struct event *e)
 static bool gone(struct flow *f, void *ctx)
 {
 	struct gw_dump *d = ctx;
+	struct event *c;
 	struct ct_snap s;
 
 	if (f->gen == d->gen)
@@ -256,6 +345,9 @@ static bool gone(struct flow *f, void *ctx)
 	if (f->gen == 0)
 		return time_mono_ms() - f->start_ms >= GW_CT_GRACE_MS;
 	d->missed++;
+	if (decide_at_end(d->g, f, f->ct_mark, &c) && !c)
+		atomic_fetch_add_explicit(&d->g->st.emit_failed, 1, memory_order_relaxed);
+	keep_event(d, c);
 	snap_of_flow(f, &s);
 	keep_event(d, ev_flow(d->g, &s, f, true));
 	return true;

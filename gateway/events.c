@@ -101,6 +101,7 @@ struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid
 	event_str(e, "reason", f->reason);
 	str_or_null(e, "rule", f->rule);
 	event_str(e, "mode", f->mode ? f->mode : "observe");
+	event_bool(e, "late", f->late);
 	if (f->range)
 		event_str(e, "range", f->range);
 	geo_field(g, e, f);

@@ -61,6 +61,8 @@ struct flow {
 	char alpn[TLS_ALPN_LEN_MAX];    /* first ALPN id, "" none */
 	bool ech;
 	const char *parse;              /* static: result of the metadata parse */
+	bool late;                      /* decided at its end (gateway/ct_flow.c): nothing of
+	                                 * it was queued that a decision needs */
 	int64_t last_report_ms;         /* monotonic: last net.flow interim report */
 	unsigned gen;                   /* conntrack dump generation it was last seen in */
 	/* conntrack's view of it at the last dump that listed it: what net.flow says when

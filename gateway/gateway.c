@@ -69,6 +69,7 @@ int gateway_new(const struct gw_config *c, struct gateway **out)
 		return -ENOMEM;
 	g->cfg = *c;
 	g->flow_seq = (uint64_t)time_wall_us();   /* ids stay unique across restarts */
+	g->start_wall_ns = g->flow_seq * 1000;
 	g->nsfd = g->ct_stopfd = g->viol_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->start_lock, NULL);

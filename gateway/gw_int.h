@@ -36,6 +36,7 @@ struct gw_stats {
 	atomic_uint_fast64_t blocked_flows, would_block_flows, blocked_dns, dns_synth,
 		violations;
 	atomic_uint_fast64_t kbind_elements, kbind_errors;
+	atomic_uint_fast64_t late_connects;   /* net.connect written at the flow's end */
 };
 
 /* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
@@ -89,6 +90,8 @@ struct gateway {
 	pthread_cond_t start_cond;
 	unsigned started;             /* threads that finished starting (ok or not) */
 	uint64_t flow_seq;            /* last flow_id given (under lock); seeded from the clock */
+	uint64_t start_wall_ns;       /* when this gateway was made: older conntrack entries
+	                               * were another daemon's to record */
 	uint64_t qdrop_last[2][64];   /* nfnetlink_queue drop counters seen last */
 	/* Policy, under lock (a reload swaps them). */
 	struct policy_set *pset;

@@ -38,6 +38,7 @@ static const struct counter_def counters[] = {
 	C(violations, "Bursts of blocked attempts (policy.violation)"),
 	C(kbind_elements, "Bound-address elements added to the kernel sets"),
 	C(kbind_errors, "Kernel set updates that failed (those SYNs are queued instead)"),
+	C(late_connects, "Flows that ended before a decision: net.connect written at the end"),
 };
 #undef C
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Medians of bench/audit/compare.sh output (its RESULT lines), as markdown.
+
+    python3 bench/audit/summary.py compare-output.txt
+
+Workload overheads are given two ways: the ratio of the medians (no sensor against in a
+session, over all rounds) and the median of the per-round ratios (each round's run in a
+session against the same round's run without a sensor, which ran right before or after
+it): the second cancels the machine's drift between rounds.
+"""
+import re
+import statistics
+import sys
+
+
+def parse(path):
+    rounds, rnd = [], None
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"# round (\d+)", line)
+        if m:
+            rnd = {}
+            rounds.append(rnd)
+            continue
+        if not line.startswith("RESULT ") or rnd is None:
+            continue
+        parts = line.split()
+        what, who = parts[1], parts[2]
+        if what == "threads":
+            continue
+        kv = dict(p.split("=", 1) for p in parts[3:] if "=" in p and not p.startswith("writer"))
+        rnd[(what, who)] = kv
+    return rounds
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def values(rounds, what, who, key):
+    out = []
+    for r in rounds:
+        v = num(r.get((what, who), {}).get(key))
+        if v is not None:
+            out.append(v)
+    return out
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt(v, nd=3):
+    return "–" if v is None else f"{v:.{nd}f}"
+
+
+def storm_table(rounds):
+    if not values(rounds, "storm", "none", "wall_s") and not values(rounds, "storm", "sandgate", "wall_s"):
+        return
+    print("| storm | complete % (median; rounds) | loss | CPU ms / 1000 execs | wall s |")
+    print("|---|---|---|---|---|")
+    for who in ("sandgate", "base", "auditd", "forkstat", "none"):
+        pct = values(rounds, "storm", who, "pct")
+        wall = values(rounds, "storm", who, "wall_s")
+        if not wall:
+            continue
+        cpu = values(rounds, "storm", who, "cpu_ms_per_1k")
+        loss = values(rounds, "storm", who, "loss")
+        print(f"| {who} | {fmt(med(pct))} ({', '.join(fmt(p, 2) for p in pct)}) | "
+              f"{fmt(med(loss), 0)} | {fmt(med(cpu), 0)} | {fmt(med(wall), 2)} |")
+
+
+def work_table(rounds):
+    print("| workload | no sensor s | in a session s | ratio of medians | "
+          "median of per-round ratios (rounds) |")
+    print("|---|---|---|---|---|")
+    for what in ("make", "untar"):
+        none = values(rounds, what, "none", "wall_s")
+        sg = values(rounds, what, "sandgate", "wall_s")
+        if not none or not sg:
+            continue
+        pairs = []
+        for r in rounds:
+            a = num(r.get((what, "none"), {}).get("wall_s"))
+            b = num(r.get((what, "sandgate"), {}).get("wall_s"))
+            if a and b:
+                pairs.append(b / a)
+        print(f"| {what} | {fmt(med(none))} | {fmt(med(sg))} | "
+              f"{(med(sg) / med(none) - 1) * 100:+.1f} % | "
+              f"{(med(pairs) - 1) * 100:+.1f} % ({', '.join(f'{(p - 1) * 100:+.0f}' for p in pairs)}) |")
+
+
+def fwrite_table(rounds):
+    rate = values(rounds, "fwrite", "sandgate", "rate")
+    if not rate:
+        return
+    ev = values(rounds, "fwrite", "sandgate", "events")
+    ovf = values(rounds, "fwrite", "sandgate", "overflows")
+    print("| file events | journaled (median) | rate /s, median (rounds) | overflows |")
+    print("|---|---|---|---|")
+    print(f"| {fmt(med(values(rounds, 'fwrite', 'sandgate', 'want')), 0)} per round | "
+          f"{fmt(med(ev), 0)} | {fmt(med(rate), 0)} ({', '.join(fmt(r, 0) for r in rate)}) | "
+          f"{fmt(sum(ovf), 0)} |")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: summary.py COMPARE_OUTPUT\n")
+        return 2
+    rounds = parse(sys.argv[1])
+    if not rounds:
+        sys.stderr.write(f"summary.py: no rounds in {sys.argv[1]}\n")
+        return 1
+    print(f"{len(rounds)} rounds\n")
+    for table in (storm_table, work_table, fwrite_table):
+        table(rounds)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
