@@ -11,7 +11,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cpuload.h"
+#include "common/timeutil.h"
 #include "journal/tail.h"
+
+/*
+ * A background consumer yields to a busy host: while what the rest of the host leaves
+ * idle is below BUSY_IDLE_PCT of all CPUs (over windows of at least BUSY_WINDOW_MS), it
+ * waits, BUSY_DEFER_MAX_MS at most before each step, so on a host that stays busy it
+ * still makes progress.
+ */
+#define BUSY_IDLE_PCT 25
+#define BUSY_WINDOW_MS 50
+#define BUSY_DEFER_MAX_MS 2000
+#define BUSY_SAMPLE_MAX_AGE_MS 1000
 
 struct tail_worker {
 	struct tail_settings s;
@@ -19,6 +32,11 @@ struct tail_worker {
 	int stopfd;       /* eventfd: 1 = wake, >= 2^32 = stop */
 	pthread_t thread;
 	atomic_bool stopping;
+	/* the last CPU sample of a background worker, for the window up to the next */
+	struct cpu_sample cpu;
+	uint64_t cpu_own_ticks;
+	int64_t cpu_at_ms;            /* 0: none */
+	bool cpu_idle_ok;             /* what that window said: the host had room */
 };
 
 static void drain_fd(int fd)
@@ -67,6 +85,62 @@ static void lower_priority(void)
 	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
 }
 
+static uint64_t own_ticks(void)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) / (1000000000u / (uint64_t)hz);
+}
+
+/*
+ * Idle percent of the host since the last sample, this thread's own time counted as
+ * idle; -1 when no window is usable yet (the sample is then the start of the next one).
+ */
+static int idle_since_last(struct tail_worker *w)
+{
+	struct cpu_sample now;
+	uint64_t own = own_ticks();
+	int64_t t = time_mono_ms(), age = t - w->cpu_at_ms;
+	int pct = -1;
+
+	if (w->cpu_at_ms && age < BUSY_WINDOW_MS && w->cpu_idle_ok)
+		return 100;   /* steps in quick succession: the last window's answer holds */
+	if (cpu_sample_read(&now) != 0)
+		return 100;   /* no /proc/stat: never defer */
+	if (w->cpu_at_ms && age >= BUSY_WINDOW_MS && age <= BUSY_SAMPLE_MAX_AGE_MS)
+		pct = cpu_idle_pct(&w->cpu, &now, own - w->cpu_own_ticks);
+	w->cpu_idle_ok = pct >= BUSY_IDLE_PCT;
+	if (pct >= 0 || !w->cpu_at_ms || age > BUSY_SAMPLE_MAX_AGE_MS) {
+		w->cpu = now;
+		w->cpu_own_ticks = own;
+		w->cpu_at_ms = t;
+	}
+	return pct;
+}
+
+/*
+ * SCHED_IDLE alone does not keep a consumer out of a burst: it runs in every gap the
+ * busy threads leave, and each of those costs them (measured with two file writers on
+ * two vCPUs: a third of their rate, docs/bench-audit.md). So a background step waits
+ * while the rest of the host keeps the CPUs busy.
+ */
+static void defer_while_busy(struct tail_worker *w)
+{
+	int64_t start = time_mono_ms(), now = start;
+	int pct;
+
+	while (!w->stopping && now - start < BUSY_DEFER_MAX_MS) {
+		pct = idle_since_last(w);
+		if (pct >= BUSY_IDLE_PCT)
+			break;
+		sleep_ms(BUSY_WINDOW_MS);   /* busy, or a window to measure first */
+		now = time_mono_ms();
+	}
+}
+
 static void *run(void *arg)
 {
 	struct tail_worker *w = arg;
@@ -82,7 +156,11 @@ static void *run(void *arg)
 	while (!w->stopping) {
 		uint64_t retry = w->s.fallback_ms;
 		size_t progressed = 0;
-		int ret = w->s.step(w->s.ctx, &progressed, &retry);
+		int ret;
+
+		if (w->s.background)
+			defer_while_busy(w);
+		ret = w->s.step(w->s.ctx, &progressed, &retry);
 
 		if (ret && ret != last_err && w->s.on_error)
 			w->s.on_error(w->s.ctx, ret);   /* once per distinct error, not per retry */

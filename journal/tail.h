@@ -26,7 +26,8 @@ struct tail_settings {
 	uint64_t linger_ms;       /* after a wake-up, wait this long so writes coalesce */
 	bool timer_only;          /* no inotify: step every fallback_ms (retention) */
 	bool wait_first;          /* the first step only after fallback_ms */
-	bool background;          /* SCHED_IDLE: runs on CPU time nothing else wants */
+	bool background;          /* SCHED_IDLE, and each step waits (2 s at most) while the
+	                           * rest of the host leaves under 25 % of the CPUs idle */
 	const char *name;         /* thread name (15 bytes shown), or NULL */
 	tail_step_fn step;
 	tail_error_fn on_error;   /* may be NULL */

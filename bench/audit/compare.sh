@@ -16,7 +16,8 @@
 #   untar/none, untar/sandgate    tar -x of a 50k-file tree
 #   fwrite/sandgate               NPROC writers creating/writing/deleting files: the rate
 #                                 at which the sensor journals file events, and overflows
-# SG_AUDIT_EXTRA="file_modify: false" adds a key to the audit section;
+# SG_AUDIT_EXTRA="file_modify: false" adds a key to the audit section; SG_SENSITIVE=default
+# keeps the default sensitive paths (otherwise none: no read events);
 # SG_CONFIG_EXTRA="index: {enabled: false}" appends top-level config to sandgated's.
 # PHASES="storm work fwrite" (the default) picks which of the three groups run.
 # Every line: "RESULT <what> <sensor> key=value ...". Runs as root; the machine may be
@@ -101,7 +102,10 @@ settle_count() {
 sg_start() {
 	local bin=$1
 	rm -rf "$T/state"
-	printf 'cgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n' "$PARENT" >"$T/c.yaml"
+	# SG_SENSITIVE=default keeps the daemon's own sensitive paths (reads under /etc, /root,
+	# credential files, the session's cwd: every read's close on the host is an event)
+	printf 'cgroup:\n  parent: %s\naudit:\n' "$PARENT" >"$T/c.yaml"
+	[ "${SG_SENSITIVE:-none}" = default ] || printf '  sensitive_paths: []\n' >>"$T/c.yaml"
 	# the untar's own filesystem (fresh_fs) is marked too, as a user would list a volume
 	mountpoint -q "$T/fs" && printf '  file_marks: ["/", "%s"]\n' "$T/fs" >>"$T/c.yaml"
 	# SG_AUDIT_EXTRA: one more key of the audit section (e.g. "file_modify: false")
