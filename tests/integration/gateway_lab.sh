@@ -205,5 +205,16 @@ evq() { journal_lines "$SG_STATE" | jq -c -R "fromjson? | select($1)" 2>/dev/nul
 wait_ev() {
 	wait_for "event $2" "$1" sh -c '[ -n "$(cat "$1"/journal/*.jsonl | jq -c -R "fromjson? | select($2)" 2>/dev/null | head -1)" ]' _ "$SG_STATE" "$2"
 }
+# connect_ev_port SESSION PORT: the first net.connect of SESSION to PORT (waits 10 s).
+connect_ev_port() {
+	local q=".event == \"net.connect\" and .dst.port == $2 and .session_id == \"$1\""
+	wait_ev 10 "$q" >/dev/null 2>&1
+	evq "$q" | head -1
+}
+# flow_ev_id ID: the net.flow with flow_id ID (waits 5 s).
+flow_ev_id() {
+	wait_ev 5 ".event == \"net.flow\" and .flow_id == $1" >/dev/null 2>&1
+	evq ".event == \"net.flow\" and .flow_id == $1" | head -1
+}
 # echeck DESCRIPTION JSON JQ-EXPR: as jcheck, but an empty JSON (no event) fails.
 echeck() { check "$1" bash -c '[ -n "$2" ] && jq -e "$1" >/dev/null <<<"$2"' _ "$3" "$2"; }

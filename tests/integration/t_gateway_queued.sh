@@ -48,13 +48,11 @@ rc=$?
 q1=$(queued)
 check "closed port refused by the peer (curl rc $rc)" test "$rc" = 7
 check "1 packet queued for it: the SYN ($((q1 - q0)))" test $((q1 - q0)) -eq 1
-check "net.connect of the refused flow at its end" \
-	wait_ev 10 '.event == "net.connect" and .dst.port == 9999 and .session_id == "s1"'
-e=$(evq '.event == "net.connect" and .dst.port == 9999' | head -1)
-echeck "late, allowed (observe), no_data" "$e" '.late == true and .verdict == "allowed" and .reason == "no_policy" and .parse == "no_data"'
-id=$(jq -r '.flow_id' <<<"$e")
-check "its net.flow has the same flow_id ($id)" wait_ev 5 ".event == \"net.flow\" and .flow_id == $id"
-echeck "the net.flow counts the SYN out and the reset in" "$(evq ".event == \"net.flow\" and .flow_id == $id" | head -1)" '.packets_out >= 1 and .packets_in >= 1'
+e=$(connect_ev_port s1 9999)
+echeck "net.connect of the refused flow at its end: late, allowed (observe), no_data" "$e" \
+	'.late == true and .verdict == "allowed" and .reason == "no_policy" and .parse == "no_data"'
+echeck "its net.flow (same flow_id) counts the SYN out and the reset in" \
+	"$(flow_ev_id "$(jq -r '.flow_id' <<<"$e")")" '.packets_out >= 1 and .packets_in >= 1'
 check "one net.connect for the plain.web.test flow" test "$(evq '.event == "net.connect" and .http_host == "plain.web.test"' | wc -l)" = 1
 # ---- only the server speaks: 1 MB to a client that sends nothing, not even a FIN -------
 ip netns exec "$PEER" socat TCP-LISTEN:9001,bind=198.18.1.2,reuseaddr \

@@ -104,12 +104,10 @@ rc=$?
 check "closed port of a bound any-port address refused by the peer (curl rc $rc)" test "$rc" = 7
 check "its SYN went through the kernel set (bound4any rule counted 2), nothing queued ($(( $(queued) - q0 )))" \
 	sh -c "[ '$(rule_pkts bound4any)' = 2 ] && [ $(( $(queued) - q0 )) = 0 ]"
-check "net.connect of the flow no worker saw, at its end" \
-	wait_ev 10 '.event == "net.connect" and .dst.port == 9999 and .session_id == "k1"'
-e=$(evq '.event == "net.connect" and .dst.port == 9999 and .session_id == "k1"' | head -1)
-echeck "late, allowed as a bound address, its name, no data" "$e" '.late == true and .verdict == "allowed" and .reason == "bound_address" and .domain != null and .parse == "no_data" and .proto == "tcp"'
-id=$(jq -r '.flow_id' <<<"$e")
-check "its net.flow has the same flow_id ($id)" wait_ev 5 ".event == \"net.flow\" and .flow_id == $id and .session_id == \"k1\""
+e=$(connect_ev_port k1 9999)
+echeck "net.connect of the flow no worker saw, at its end: late, a bound address, its name" "$e" \
+	'.late == true and .verdict == "allowed" and .reason == "bound_address" and .domain != null and .parse == "no_data" and .proto == "tcp"'
+echeck "its net.flow has the same flow_id" "$(flow_ev_id "$(jq -r '.flow_id' <<<"$e")")" '.session_id == "k1"'
 check "one net.connect for the first api.web.test flow" \
 	test "$(evq '.event == "net.connect" and .sni == "api.web.test" and .dst.ip == "198.18.1.2"' | wc -l)" = 1
 in_sess k1 dig +short +time=2 +tries=1 @2001:db8:1::2 api.web.test AAAA >/dev/null
