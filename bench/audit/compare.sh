@@ -14,12 +14,15 @@
 #   storm/forkstat    forkstat -e exec -r (real-time, like sandgate's connector thread)
 #   make/none, make/sandgate      make -j2 of a generated 120-file C project
 #   untar/none, untar/sandgate    tar -x of a 50k-file tree
+#   make/cgroup, untar/cgroup     the same in a session of a daemon without audit sensors:
+#                                 what the session's cgroup alone costs
 #   fwrite/sandgate               NPROC writers creating/writing/deleting files: the rate
 #                                 at which the sensor journals file events, and overflows
 # SG_AUDIT_EXTRA="file_modify: false" adds a key to the audit section; SG_SENSITIVE=default
 # keeps the default sensitive paths (otherwise none: no read events);
 # SG_CONFIG_EXTRA="index: {enabled: false}" appends top-level config to sandgated's.
-# PHASES="storm work fwrite" (the default) picks which of the three groups run.
+# PHASES="storm work fwrite" (the default) picks which of the groups run; "make" is the
+# build alone (none and sandgate), for many rounds.
 # Every line: "RESULT <what> <sensor> key=value ...". Runs as root; the machine may be
 # shared, so run several rounds and take medians.
 set -u
@@ -99,7 +102,7 @@ settle_count() {
 
 # ---- sandgate ----------------------------------------------------------------------------
 # sg_start BIN: a fresh daemon and session b1 (a keep-alive sleep inside).
-sg_start() {
+sg_start() { # BIN [AUDIT-KEY]: the key (e.g. "enabled: false") goes into the audit section
 	local bin=$1
 	rm -rf "$T/state"
 	# SG_SENSITIVE=default keeps the daemon's own sensitive paths (reads under /etc, /root,
@@ -110,6 +113,7 @@ sg_start() {
 	mountpoint -q "$T/fs" && printf '  file_marks: ["/", "%s"]\n' "$T/fs" >>"$T/c.yaml"
 	# SG_AUDIT_EXTRA: one more key of the audit section (e.g. "file_modify: false")
 	[ -n "${SG_AUDIT_EXTRA:-}" ] && printf '  %s\n' "$SG_AUDIT_EXTRA" >>"$T/c.yaml"
+	[ -n "${2:-}" ] && printf '  %s\n' "$2" >>"$T/c.yaml"
 	# SG_CONFIG_EXTRA: more top-level config, for a diagnosis (e.g. the index off)
 	[ -n "${SG_CONFIG_EXTRA:-}" ] && printf '%s\n' "$SG_CONFIG_EXTRA" >>"$T/c.yaml"
 	"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
@@ -304,7 +308,7 @@ fresh_fs() {
 # work WHAT SENSOR: one timed run; under sandgate inside the session.
 work() {
 	local what=$1 sensor=$2 run=() t0 t1
-	[ "$sensor" = sandgate ] && run=("$BIN/sandgate" run --control "$T/sock" --session b1 --)
+	[ "$sensor" != none ] && run=("$BIN/sandgate" run --control "$T/sock" --session b1 --)
 	sync   # the previous step's dirty pages are not this one's cost
 	case $what in
 	make)
@@ -357,8 +361,14 @@ for r in $(seq "$ROUNDS"); do
 		storm_forkstat
 	fi
 	if has work; then
-		# none and sandgate alternate which goes first
+		# none and sandgate alternate which goes first; cgroup (the same session cgroup,
+		# a daemon with no audit sensors: the sandbox's own cost) sits between them
 		[ $((r % 2)) -eq 1 ] && fresh_fs && work make none && work untar none
+		fresh_fs
+		sg_start "$BIN" "enabled: false"
+		work make cgroup
+		work untar cgroup
+		sg_stop
 		fresh_fs
 		sg_start "$BIN"
 		work make sandgate
@@ -369,6 +379,14 @@ for r in $(seq "$ROUNDS"); do
 		sg_stop
 		[ $((r % 2)) -eq 0 ] && fresh_fs && work make none && work untar none
 		mountpoint -q "$T/fs" && umount "$T/fs"
+	fi
+	if has make; then   # the build alone, many rounds for its small overhead
+		[ $((r % 2)) -eq 1 ] && work make none
+		sg_start "$BIN"
+		work make sandgate
+		echo "RESULT threads make $(thread_cpu)"
+		sg_stop
+		[ $((r % 2)) -eq 0 ] && work make none
 	fi
 	if has fwrite; then
 		fresh_fs   # the root filesystem here caps the writers below the target's rate

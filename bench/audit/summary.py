@@ -72,24 +72,33 @@ def storm_table(rounds):
               f"{fmt(med(loss), 0)} | {fmt(med(cpu), 0)} | {fmt(med(wall), 2)} |")
 
 
+def paired(rounds, what, base, who):
+    """Each round's run of who against the same round's run of base."""
+    out = []
+    for r in rounds:
+        a = num(r.get((what, base), {}).get("wall_s"))
+        b = num(r.get((what, who), {}).get("wall_s"))
+        if a and b:
+            out.append(b / a)
+    return out
+
+
 def work_table(rounds):
-    print("| workload | no sensor s | in a session s | ratio of medians | "
+    print("| workload | against | baseline s | in a session s | ratio of medians | "
           "median of per-round ratios (rounds) |")
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for what in ("make", "untar"):
-        none = values(rounds, what, "none", "wall_s")
         sg = values(rounds, what, "sandgate", "wall_s")
-        if not none or not sg:
-            continue
-        pairs = []
-        for r in rounds:
-            a = num(r.get((what, "none"), {}).get("wall_s"))
-            b = num(r.get((what, "sandgate"), {}).get("wall_s"))
-            if a and b:
-                pairs.append(b / a)
-        print(f"| {what} | {fmt(med(none))} | {fmt(med(sg))} | "
-              f"{(med(sg) / med(none) - 1) * 100:+.1f} % | "
-              f"{(med(pairs) - 1) * 100:+.1f} % ({', '.join(f'{(p - 1) * 100:+.0f}' for p in pairs)}) |")
+        for base, label in (("none", "no sensor, no cgroup"),
+                            ("cgroup", "the session's cgroup, no sensor")):
+            b = values(rounds, what, base, "wall_s")
+            pairs = paired(rounds, what, base, "sandgate")
+            if not b or not sg or not pairs:
+                continue
+            print(f"| {what} | {label} | {fmt(med(b))} | {fmt(med(sg))} | "
+                  f"{(med(sg) / med(b) - 1) * 100:+.1f} % | "
+                  f"{(med(pairs) - 1) * 100:+.1f} % "
+                  f"({', '.join(f'{(p - 1) * 100:+.0f}' for p in pairs)}) |")
 
 
 def fwrite_table(rounds):
