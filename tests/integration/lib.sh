@@ -80,8 +80,10 @@ wait_for() {
 	return 1
 }
 
-# journal_lines STATE_DIR: every journal line, in order.
-journal_lines() { cat "$1"/journal/*.jsonl; }
+# journal_lines STATE_DIR: every complete journal line, in order. The daemon may be
+# appending while a test reads: a last line without its newline yet is not one (jq
+# would stop at it).
+journal_lines() { perl -ne 'print if /\n\z/' "$1"/journal/*.jsonl; }
 
 # count_events STATE_DIR TYPE
 count_events() { journal_lines "$1" | grep -c "\"event\":\"$2\"" || true; }

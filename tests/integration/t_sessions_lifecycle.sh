@@ -156,7 +156,8 @@ h=$(jq -r .detail.input <<<"$e")
 check "detail file is 0600" test "$(stat -c %a "$SG_STATE/detail/$h")" = 600
 out=$(sg detail get "$h" --actor auditor)
 check "detail get returns the full input" test "$out" = "the whole input"
-check "detail reads are logged" sh -c "journal_lines() { cat '$SG_STATE'/journal/*.jsonl; }; journal_lines | jq -e 'select(.event == \"detail.read\" and .actor.name == \"auditor\")' >/dev/null"
+dr=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "detail.read" and .actor.name == "auditor")')
+check "detail reads are logged" test -n "$dr"
 sg tool --session s6 --model m1 --input-summary 'password=xyz' --input-tokens 5 >/dev/null
 jcheck "model.summary" "$(ev model.summary s6)" '.model == "m1" and .input_tokens == 5 and (.input_summary | contains("xyz") | not)'
 
