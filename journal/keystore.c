@@ -48,8 +48,19 @@ int keystore_open(const char *state_dir, const char *key_name, struct note_signe
 	snprintf(priv, sizeof(priv), "%s/journal.key", dir);
 	snprintf(pub, sizeof(pub), "%s/journal.pub", dir);
 	ret = note_signer_load(out, priv, key_name);
-	if (ret == 0)
-		return 0;
+	if (ret == 0) {
+		/* A crash between the two files of note_signer_generate leaves the private
+		 * key alone: its verifier key is derived from it, so it is written again. */
+		ret = access(pub, F_OK) == 0 || errno != ENOENT ? 0
+							: note_signer_write_vkey(*out, pub);
+		if (ret) {
+			snprintf(err, errlen, "%s: cannot write the verifier key: %s", pub,
+				 strerror(-ret));
+			note_signer_free(*out);
+			*out = NULL;
+		}
+		return ret;
+	}
 	if (ret != -ENOENT) {
 		snprintf(err, errlen, "%s: cannot load the journal key: %s", priv,
 			 ret == -EINVAL ? "not an Ed25519 private key in PEM" : strerror(-ret));

@@ -243,11 +243,23 @@ out:
 	return ret;
 }
 
+int note_signer_write_vkey(const struct note_signer *s, const char *pub_path)
+{
+	char vkey[NOTE_KEY_NAME_MAX + 80];
+	int ret = note_signer_vkey(s, vkey, sizeof(vkey) - 1);
+
+	if (ret == 0) {
+		strcat(vkey, "\n");
+		ret = write_new_file(pub_path, vkey, strlen(vkey), 0444);
+	}
+	return ret;
+}
+
 int note_signer_generate(struct note_signer **out, const char *priv_path,
 			 const char *pub_path, const char *name)
 {
 	struct note_signer *s = NULL;
-	char vkey[NOTE_KEY_NAME_MAX + 80], *pem = NULL;
+	char *pem = NULL;
 	size_t pemlen = 0;
 	EVP_PKEY *pkey = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
 	int ret;
@@ -257,14 +269,11 @@ int note_signer_generate(struct note_signer **out, const char *priv_path,
 	ret = signer_wrap(&s, pkey, name);
 	if (ret < 0)
 		return ret;
-	ret = note_signer_vkey(s, vkey, sizeof(vkey) - 1);
-	if (ret == 0)
-		ret = private_pem(s->pkey, &pem, &pemlen);
+	ret = private_pem(s->pkey, &pem, &pemlen);
 	if (ret == 0)
 		ret = write_new_file(priv_path, pem, pemlen, 0400);
 	if (ret == 0) {
-		strcat(vkey, "\n");
-		ret = write_new_file(pub_path, vkey, strlen(vkey), 0444);
+		ret = note_signer_write_vkey(s, pub_path);
 		if (ret < 0)
 			unlink(priv_path);
 	}

@@ -24,6 +24,12 @@ struct note_verifier;  /* public key + name + key id */
 int note_signer_load(struct note_signer **out, const char *path, const char *name);
 
 /*
+ * Writes s's verifier key line to pub_path (created 0444, O_EXCL: never overwrites).
+ * Returns 0 or -errno (-EEXIST when the file is there).
+ */
+int note_signer_write_vkey(const struct note_signer *s, const char *pub_path);
+
+/*
  * Generates a key pair: the private key to priv_path (created 0400, O_EXCL: never
  * overwrites) and the verifier key line to pub_path (0444). Returns 0 or -errno.
  */

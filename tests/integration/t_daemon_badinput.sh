@@ -61,6 +61,15 @@ check "missing key for an existing journal refused" test $RC -ne 0
 check "and the key path is named" grep -q "$T_TMP/k/keys/journal.key" <<<"$OUT"
 check "and no new key was made" test ! -e "$T_TMP/k/keys/journal.key"
 
+# A crash between writing the private key and its verifier key left only the first:
+# the verifier key is derived from it and written again; the journal verifies with it.
+"$BIN/sg_genjournal" "$T_TMP/p" 10 >/dev/null
+pub=$(cat "$T_TMP/p/keys/journal.pub")
+rm -f "$T_TMP/p/keys/journal.pub"
+check "reopened without its verifier key" "$BIN/sg_genjournal" "$T_TMP/p" 10
+check "the same verifier key is written again" test "$(cat "$T_TMP/p/keys/journal.pub" 2>/dev/null)" = "$pub"
+check "and the journal verifies with it" "$BIN/sandgate" verify "$T_TMP/p"
+
 # A key that is not a key.
 "$BIN/sg_genjournal" "$T_TMP/g" 10 >/dev/null
 chmod 600 "$T_TMP/g/keys/journal.key"
