@@ -250,7 +250,7 @@ static void emit_mount(const char *type, const struct mntns *e, const struct mou
 	if (!ev)
 		return;
 	event_str(ev, "target", m->target);
-	event_str(ev, "source", m->source);
+	event_str(ev, "device", m->source);
 	event_str(ev, "fstype", m->fstype);
 	if (pid > 0)
 		event_int(ev, "pid", pid);

@@ -1,8 +1,7 @@
 /*
  * package.install and, for a source the session's policy does not approve, an alert.
- * The body's "source" is the package's registry or URL (the contract's name); it
- * repeats the envelope's "source" key, and JSON parsers keep the last one, which is
- * this one (docs/packages.md).
+ * The body's "registry" is the package's index, registry or URL (the contract's name;
+ * until 2026-12 it was a second "source", which repeated the envelope's key).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,7 +112,7 @@ static void put_str_or_null(struct event *e, const char *k, const char *v)
 static void put_source(struct event *e, const struct pkg_run *r, const struct pkg_sources *s,
 		       const struct pkg_found *f)
 {
-	put_str_or_null(e, "source", f->source_exact ? f->source : s->primary);
+	put_str_or_null(e, "registry", f->source_exact ? f->source : s->primary);
 	event_str(e, "source_from", f->source_exact ? "package_metadata"
 				    : s->from[0] ? s->from : NULL);
 	event_array_begin(e, "other_sources");
@@ -198,7 +197,7 @@ static int emit_alert(const struct pkg_run *r, const struct pkg_sources *s,
 	event_str(e, "manager", pkg_manager_name(r->cmd.mgr));
 	event_str(e, "name", f->name);
 	put_str_or_null(e, "resolved_version", f->version);
-	put_str_or_null(e, "source", src);
+	put_str_or_null(e, "registry", src);
 	event_int(e, "pid", r->pid);
 	event_object_end(e);
 	event_str(e, "action", !pol->block ? "flag" : pol->enforced ? "block" : "block_not_enforced");

@@ -24,7 +24,8 @@ struct investigation;
 struct detection;
 #include "journal/journal.h"
 
-#define SANDGATE_VERSION "0.1.0"
+#include "common/version.h"
+#define SANDGATE_VERSION sandgate_version()
 
 struct daemon_opts {
 	const char *config_path;     /* NULL: embedded defaults */

@@ -248,8 +248,9 @@ static int feed(struct detect *d, json_t *ev)
 }
 
 /*
- * Duplicate keys are accepted, the last one winning: package.install's `source` (the
- * registry URL, interface.md) follows the envelope's `source` on the same line.
+ * Duplicate keys are accepted, the last one winning: lines written before 2026-12
+ * repeated the envelope's `source` in package.install and file.mount (now `registry`
+ * and `device`).
  */
 int detect_feed_line(struct detect *d, const char *line, size_t len)
 {

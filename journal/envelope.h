@@ -1,8 +1,9 @@
 /*
  * The envelope of a journal line read at its fixed places (docs/journal-format.md:
  * {"ts":"<27>","seq":N,"prev":"<64 hex>","event":"TYPE",...}) without a JSON parser.
- * Authoritative for seq, ts and event: a body field may repeat an envelope key (the
- * contract's package.install "source" does), and a JSON parser keeps the last one.
+ * Authoritative for seq, ts and event: a line written before 2026-12 may repeat an
+ * envelope key in its body (package.install's and file.mount's "source", now "registry"
+ * and "device"), and a JSON parser keeps the last one.
  */
 #ifndef SANDGATE_JOURNAL_ENVELOPE_H
 #define SANDGATE_JOURNAL_ENVELOPE_H

@@ -169,7 +169,8 @@ int index_extract(const char *line, size_t len, struct index_row *row)
 	memset(row, 0, sizeof(*row));
 	/*
 	 * \u0000 is valid JSON and the journal escapes NUL bytes that way. Duplicate keys
-	 * are accepted: package.install's "source" repeats the envelope's.
+	 * are accepted: before 2026-12 package.install and file.mount repeated the
+	 * envelope's "source" (now "registry" and "device"), and old journals keep them.
 	 */
 	o = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
 	if (!o)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "journal/envelope.h"
 #include "journal/index.h"
 #include "journal/ocsf.h"
@@ -51,13 +52,45 @@ static json_t *unmapped(json_t *n)
 	return u;
 }
 
-static json_t *metadata(json_t *n, const struct line_envelope *env, const char *event)
+/*
+ * The envelope's "source" (the observer) read at its place: the first ,"source":" of a
+ * line is the envelope's, as no JSON string can hold an unescaped quote after a comma.
+ * A line written before 2026-12 may repeat the key in its body (package.install's
+ * registry, file.mount's device), and a JSON parser keeps that last one.
+ */
+static json_t *observer(const char *line, size_t len)
+{
+	static const char key[] = ",\"source\":\"";
+	const char *p = memmem(line, len, key, sizeof(key) - 1), *q;
+
+	if (!p)
+		return NULL;
+	p += sizeof(key) - 1;
+	q = memchr(p, '"', len - (size_t)(p - line));
+	return q ? json_stringn(p, (size_t)(q - p)) : NULL;
+}
+
+/* product is sandgate (the sensor suite); log_provider the part of it that observed. */
+static json_t *metadata(json_t *obs, const struct line_envelope *env, const char *event)
 {
 	return json_pack("{s:s, s:{s:s, s:s, s:s}, s:I, s:s, s:s, s:s%, s:O?}",
 			 "version", "1.8.0", "product", "name", "sandgate", "vendor_name",
-			 "sandgate", "version", "0.1.0", "sequence", (json_int_t)env->seq,
+			 "sandgate", "version", sandgate_version(), "sequence", (json_int_t)env->seq,
 			 "log_name", "journal", "event_code", event, "original_time", env->ts,
-			 (size_t)27, "log_provider", json_object_get(n, "source"));
+			 (size_t)27, "log_provider", obs);
+}
+
+/* A pre-2026-12 line's second "source" is what the contract now calls device/registry. */
+static void legacy_source(json_t *n, json_t *obs, const char *event)
+{
+	json_t *s = json_object_get(n, "source");
+	const char *k = strcmp(event, "package.install") == 0 ? "registry"
+			: strncmp(event, "file.", 5) == 0 ? "device" : NULL;
+
+	if (!k || !obs || !json_is_string(s) || json_equal(s, obs) || json_object_get(n, k))
+		return;
+	json_object_set(n, k, s);
+	json_object_set(n, "source", obs);
 }
 
 static json_t *actor(json_t *n)
@@ -83,9 +116,11 @@ static json_t *build(json_t *n, const struct line_envelope *env, const char *eve
 	const struct ocsf_map *m = ocsf_map_of(event);
 	int cls = m->class_uid, act = m->class_uid ? m->activity_id : 99, sev;
 	int64_t us = 0;
-	json_t *o;
+	json_t *o, *obs;
 
 	(void)index_parse_ts(env->ts, 27, &us);
+	obs = observer(line, len);
+	legacy_source(n, obs, event);
 	sev = severity_id(n, event);
 	o = json_pack("{s:i, s:s, s:i, s:s, s:i, s:s, s:I, s:I, s:s%, s:i, s:s, s:o, s:{s:O?},"
 		      " s:o, s:o, s:s%}",
@@ -97,11 +132,12 @@ static json_t *build(json_t *n, const struct line_envelope *env, const char *eve
 		      "severity", sev == 1 ? "Informational" : sev == 2 ? "Low"
 				  : sev == 3 ? "Medium" : sev == 4 ? "High"
 				  : sev == 5 ? "Critical" : "Other",
-		      "metadata", metadata(n, env, event),
+		      "metadata", metadata(obs, env, event),
 		      "device", "hostname", json_object_get(n, "host"),
 		      "actor", actor(n), "unmapped", unmapped(n), "raw_data", line, len);
 	if (o)
 		ocsf_fill_class(o, n, m);
+	json_decref(obs);
 	return o;
 }
 

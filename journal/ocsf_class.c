@@ -104,8 +104,10 @@ static void app(json_t *o, json_t *n, const struct ocsf_map *m)
 		json_object_set_new(o, "app", json_pack("{s:s, s:O?}", "name", "sandgated",
 							"version", G("version")));
 	else if (strcmp(m->event, "package.install") == 0)
-		json_object_set_new(o, "app", json_pack("{s:O?, s:O?, s:O?}", "name", G("name"),
-			"version", G("resolved_version"), "vendor_name", G("manager")));
+		/* The registry is where the product came from: Product's url_string. */
+		json_object_set_new(o, "app", json_pack("{s:O?, s:O?, s:O?, s:O?}", "name",
+			G("name"), "version", G("resolved_version"), "vendor_name", G("manager"),
+			"url_string", G("registry")));
 	else
 		json_object_set_new(o, "app", json_pack("{s:O?, s:O?}", "uid", G("session_id"),
 							"name", G("template")));

@@ -73,10 +73,10 @@ mev() { ev "$1" s1 | jq -c --arg t "$2" 'select(.target == $t)'; }
 pid_of() { ev process.exec s1 | jq -r --arg c "$1" --arg a "$2" 'select(.cmd == $c and any(.args[]?; . == $a)) | .pid' | head -1; }
 check "file.mount seen" wait_for "file.mount" 5 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F file.mount)\" ]"
 e=$(mev file.mount "$W/mnt")
-jcheck "file.mount: target, source, fstype" "$e" '.fstype == "tmpfs" and .source == "sgtmpfs"'
+jcheck "file.mount: target, device, fstype" "$e" '.fstype == "tmpfs" and .device == "sgtmpfs" and .source == "kernel"'
 check "file.unmount seen" wait_for "file.unmount" 5 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F file.unmount)\" ]"
 e=$(mev file.unmount "$W/mnt")
-jcheck "file.unmount: the same mount" "$e" '.fstype == "tmpfs" and .source == "sgtmpfs"'
+jcheck "file.unmount: the same mount" "$e" '.fstype == "tmpfs" and .device == "sgtmpfs"'
 if [ "$KV" -ge 6015 ]; then
 	e=$(mev file.mount "$W/mnt")
 	jcheck "file.mount names the mount process (fanotify)" "$e" ".pid == $(pid_of mount sgtmpfs)"
@@ -88,8 +88,8 @@ if [ "$KV" -ge 6015 ]; then
 	check "a 0.3 s mount is seen" wait_for "short file.unmount" 5 sh -c \
 		"[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F file.unmount | grep -F sgshort)\" ]"
 	e=$(mev file.mount "$W/mnt2")
-	jcheck "0.3 s mount: source, fstype, the mount process" "$e" \
-		".fstype == \"tmpfs\" and .source == \"sgshort\" and .pid == $(pid_of mount sgshort)"
+	jcheck "0.3 s mount: device, fstype, the mount process" "$e" \
+		".fstype == \"tmpfs\" and .device == \"sgshort\" and .pid == $(pid_of mount sgshort)"
 else
 	e=$(mev file.mount "$W/mnt")
 	jcheck "file.mount by polling: pid null" "$e" '.pid == null'

@@ -163,7 +163,7 @@ check "package-unapproved-source: near miss (pip from the approved index)" \
 	near package-unapproved-source s1 '.event == "package.install" and .name == "sgok" and .approved_source == true'
 e=$(evq '.event == "package.install" and .name == "sgbad"' | head -1)
 echeck "sgbad: package.install not approved, action flag" "$e" \
-	'.approved_source == false and .unapproved_action == "flag" and .source == "http://198.18.1.2/direct/sgbad-1.0-py3-none-any.whl"'
+	'.approved_source == false and .unapproved_action == "flag" and .registry == "http://198.18.1.2/direct/sgbad-1.0-py3-none-any.whl"'
 e=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "alert" and .rule == "package-unapproved-source")' | head -1)
 echeck "package-unapproved-source: summary with the source and the policy's action" "$e" \
 	'.severity == "high" and (.summary | test("pip installed sgbad 1.0 from http://198.18.1.2/direct/sgbad-1.0-py3-none-any.whl: not an approved source \\(policy: flag\\)"))'

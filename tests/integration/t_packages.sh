@@ -138,8 +138,8 @@ pcheck "sgapp: manager, tool, name, versions" "$e" \
 	 .requested_version == "==1.0" and .requested == "sgapp==1.0" and
 	 .resolved_version == "1.0" and .dependency == false'
 pcheck "sgapp: source is the index, from the argument" "$e" \
-	".source == \"$IDX/simple\" and .source_from == \"argument\" and .other_sources == []
-	 and .source_confirmed == null"
+	".registry == \"$IDX/simple\" and .source_from == \"argument\" and .other_sources == []
+	 and .source_confirmed == null and .source == \"kernel\""
 pcheck "sgapp: hash is the installed RECORD's SHA-256" "$e" \
 	".hash.algo == \"sha256\" and .hash.value == \"$rec\" and .hash.kind == \"installed_metadata\"
 	 and .hash.from == \"$SITE/sgapp-1.0.dist-info/RECORD\""
@@ -149,7 +149,7 @@ pcheck "sgapp: approved source, pid, uid, location" "$e" \
 e=$(pkg sgdep)
 pcheck "sgdep: a dependency, nothing requested, same source" "$e" \
 	".dependency == true and .requested_version == null and .requested == null and
-	 .resolved_version == \"1.0\" and .source == \"$IDX/simple\" and .approved_source == true"
+	 .resolved_version == \"1.0\" and .registry == \"$IDX/simple\" and .approved_source == true"
 n=$(ev package.install p1 | wc -l)
 check "exactly two package.install events for the first run ($n)" test "$n" -eq 2
 n=$(ev alert p1 | wc -l)
@@ -166,7 +166,7 @@ pcheck "sgother: python -m pip, requested as the URL" "$e" \
 	".manager == \"pip\" and .resolved_version == \"2.5\" and .dependency == false and
 	 .requested == \"$URL#sha256=$H\" and .requested_version == null"
 pcheck "sgother: source is the URL (package metadata), not approved" "$e" \
-	".source == \"$URL\" and .source_from == \"package_metadata\" and
+	".registry == \"$URL\" and .source_from == \"package_metadata\" and
 	 .approved_source == false and .unapproved_action == \"flag\""
 pcheck "sgother: hash is the wheel's SHA-256 (archive, direct_url.json)" "$e" \
 	".hash.algo == \"sha256\" and .hash.value == \"$H\" and .hash.kind == \"archive\""
@@ -175,7 +175,7 @@ a=$(ev alert p1 | jq -c 'select(.rule == "package.unapproved_source")' | tail -n
 pcheck "alert: rule, severity, summary, refs, package" "$a" \
 	".rule == \"package.unapproved_source\" and .severity == \"medium\" and
 	 (.summary | contains(\"sgother\")) and .refs == [] and .package.name == \"sgother\" and
-	 .package.source == \"$URL\" and .action == \"flag\""
+	 .package.registry == \"$URL\" and .action == \"flag\""
 
 # ---- 2b. pip -r requirements.txt, the index from PIP_INDEX_URL ----------------------------
 printf '# pinned\nsgthird>=3.0  # the third\n' >"$W/req.txt"
@@ -187,7 +187,7 @@ e=$(pkg sgthird)
 pcheck "sgthird: requested in req.txt, source from the environment, approved" "$e" \
 	".resolved_version == \"3.1\" and .requested_version == \">=3.0\" and
 	 .requested == \"sgthird>=3.0\" and .dependency == false and
-	 .source == \"$IDX/simple\" and .source_from == \"environment\" and .approved_source == true"
+	 .registry == \"$IDX/simple\" and .source_from == \"environment\" and .approved_source == true"
 
 # ---- 3. npm: a local tarball, offline ---------------------------------------------------
 NP=$T_TMP/npm
@@ -206,7 +206,7 @@ pcheck "npm: manager, tool, name, versions" "$e" \
 	'.manager == "npm" and .tool == "npm" and .resolved_version == "1.2.3" and
 	 .requested == "../sgtiny-1.2.3.tgz" and .dependency == false'
 pcheck "npm: source is the tarball (resolved), not approved" "$e" \
-	".source == \"file://$NP/sgtiny-1.2.3.tgz\" and .source_from == \"package_metadata\"
+	".registry == \"file://$NP/sgtiny-1.2.3.tgz\" and .source_from == \"package_metadata\"
 	 and .approved_source == false"
 pcheck "npm: hash is the tarball's integrity (sha512)" "$e" \
 	".hash.algo == \"sha512\" and .hash.value == \"$sha\" and .hash.kind == \"archive\" and
@@ -245,7 +245,7 @@ pcheck "dpkg: manager, name, version, requested" "$e" \
 	".manager == \"dpkg\" and .tool == \"dpkg\" and .resolved_version == \"1.0-1\" and
 	 .requested == \"${PK}_1.0-1_all.deb\" and .dependency == false"
 pcheck "dpkg: source and hash are the .deb file" "$e" \
-	".source == \"file://$T_TMP/${PK}_1.0-1_all.deb\" and .hash.algo == \"sha256\" and
+	".registry == \"file://$T_TMP/${PK}_1.0-1_all.deb\" and .hash.algo == \"sha256\" and
 	 .hash.value == \"$debsha\" and .hash.kind == \"archive\" and .approved_source == false"
 
 # ---- 5. apt-get install ./FILE.deb: one run, its dpkg child inside it ------------------------
@@ -265,7 +265,7 @@ pcheck "apt: manager apt (not its dpkg child), version, requested file" "$e" \
 	".manager == \"apt\" and .tool == \"apt-get\" and .resolved_version == \"2.0-1\" and
 	 .requested == \"./${PK2}_2.0-1_all.deb\" and .dependency == false"
 pcheck "apt: source and hash are the .deb file" "$e" \
-	".source == \"file://$T_TMP/${PK2}_2.0-1_all.deb\" and .hash.value == \"$debsha\" and
+	".registry == \"file://$T_TMP/${PK2}_2.0-1_all.deb\" and .hash.value == \"$debsha\" and
 	 .hash.kind == \"archive\""
 n=$(ev package.install p1 | jq -c --arg n "$PK2" 'select(.name == $n)' | wc -l)
 check "apt: one event, not one more for dpkg ($n)" test "$n" -eq 1
@@ -282,7 +282,7 @@ if command -v cargo >/dev/null; then
 	e=$(pkg sgcrate)
 	pcheck "cargo: manager, version, requested path, source (env CARGO_HOME seen)" "$e" \
 		".manager == \"cargo\" and .resolved_version == \"0.1.0\" and .requested == \"sgcrate\"
-		 and .dependency == false and .source == \"file://$CG/sgcrate\" and .hash == null
+		 and .dependency == false and .registry == \"file://$CG/sgcrate\" and .hash == null
 		 and .location == \"$CG/home/.crates2.json\" and .approved_source == false"
 	NINST=8
 else

@@ -97,7 +97,7 @@ pid=$(jq -r .pid <<<"$e")
 c=$(evq ".event == \"net.connect\" and .session_id == \"s1\" and .pid == $pid and .dst.ip == \"198.18.1.2\"" | head -n 1)
 echeck "the gateway saw pip itself connect to the index" "$c" '.dst.port == 80 and .verdict == "allowed"'
 echeck "package.install: source confirmed by the installer's own connection" "$e" \
-	'.source == "http://198.18.1.2/simple" and .source_confirmed == true and
+	'.registry == "http://198.18.1.2/simple" and .source_confirmed == true and
 	 .approved_source == true and .resolved_version == "0.3"'
 
 # ---- unapproved: block ------------------------------------------------------------------
@@ -111,7 +111,7 @@ check "block: pip from the approved index (by name) works" test -d "$T_TMP/ok/sg
 wait_ev 15 '.event == "package.install" and .session_id == "s2" and .name == "sgnet"'
 e=$(evq '.event == "package.install" and .session_id == "s2" and .name == "sgnet"' | tail -n 1)
 echeck "block: the approved install is approved and confirmed" "$e" \
-	'.source == "http://pkgs.test/simple" and .approved_source == true and .source_confirmed == true'
+	'.registry == "http://pkgs.test/simple" and .approved_source == true and .source_confirmed == true'
 
 in_sess s2 "$V/bin/pip" install -q $PIPQ --target "$T_TMP/bad" \
 	--index-url http://other.test/simple --trusted-host other.test sgnet >"$T_TMP/pip3.log" 2>&1

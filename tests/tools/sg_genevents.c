@@ -191,7 +191,7 @@ static void package(struct gen *g, const char *sid, long at, const char *mgr,
 		event_str(e, "name", name);
 		event_str(e, "requested_version", version);
 		event_str(e, "resolved_version", version);
-		event_str(e, "source", "https://pypi.org/simple");
+		event_str(e, "registry", "https://pypi.org/simple");
 		event_raw(e, "hash", "{\"algo\":\"sha256\",\"value\":\"00ff\"}");
 		event_bool(e, "approved_source", true);
 		event_int(e, "pid", pid);

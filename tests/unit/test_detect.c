@@ -372,10 +372,10 @@ static void test_net_rules(void **state)
 	assert_int_equal(count("first-seen-domain"), 1);
 	/* unapproved package sources; near miss: approved */
 	feed(d, "{\"seq\":50,\"event\":\"package.install\",\"session_id\":\"s\",\"manager\":\"pip\","
-		"\"name\":\"evil\",\"resolved_version\":\"1.0\",\"source\":\"http://198.18.0.5/x\","
+		"\"name\":\"evil\",\"resolved_version\":\"1.0\",\"registry\":\"http://198.18.0.5/x\","
 		"\"approved_source\":false,\"unapproved_action\":\"flag\"}");
 	feed(d, "{\"seq\":51,\"event\":\"package.install\",\"session_id\":\"s\",\"manager\":\"pip\","
-		"\"name\":\"ok\",\"source\":\"https://pypi.org/simple\",\"approved_source\":true}");
+		"\"name\":\"ok\",\"registry\":\"https://pypi.org/simple\",\"approved_source\":true}");
 	assert_int_equal(count("package-unapproved-source"), 1);
 	assert_string_equal(find("package-unapproved-source")->summary,
 			    "pip installed evil 1.0 from http://198.18.0.5/x: not an approved source "

@@ -57,7 +57,8 @@ static void test_names_and_package(void **state)
 	assert_int_equal(r.names[0].kind, INDEX_NAME_DOMAIN);
 	assert_string_equal(r.names[0].value, "www.example.test");
 	index_row_free(&r);
-	/* package.install repeats the envelope's "source": duplicates are accepted. */
+	/* Before 2026-12 package.install repeated the envelope's "source" (now "registry"):
+	 * such lines, in journals written then, are still indexed. */
 	assert_int_equal(extract(HEAD(2, "package.install") ",\"session_id\":\"s\","
 				 "\"source\":\"kernel\",\"name\":\"requests\",\"requested_version\":"
 				 "\"2.31\",\"resolved_version\":null,\"source\":\"https://x\"}", &r), 0);

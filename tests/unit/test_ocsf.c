@@ -95,9 +95,27 @@ static void test_other_classes(void **state)
 	assert_string_equal(str_at(o, "finding_info", "title"), "bad");
 	json_decref(o);
 	o = render(HEAD("package.install") ",\"manager\":\"pip\",\"name\":\"requests\","
-		   "\"resolved_version\":\"2.31.0\",\"source\":\"https://pypi.org/simple\"}");
+		   "\"resolved_version\":\"2.31.0\",\"registry\":\"https://pypi.org/simple\"}");
 	assert_int_equal(int_at(o, "class_uid"), 6002);
 	assert_string_equal(str_at(o, "app", "version"), "2.31.0");
+	/* The observer is the log provider; the registry is kept (app and unmapped). */
+	assert_string_equal(str_at(o, "metadata", "log_provider"), "kernel");
+	assert_string_equal(str_at(json_object_get(o, "metadata"), "product", "name"), "sandgate");
+	assert_string_equal(str_at(o, "app", "url_string"), "https://pypi.org/simple");
+	assert_string_equal(str_at(o, "unmapped", "registry"), "https://pypi.org/simple");
+	json_decref(o);
+	/* A line written before 2026-12 repeated "source": the first is the observer. */
+	o = render(HEAD("package.install") ",\"manager\":\"pip\",\"name\":\"requests\","
+		   "\"source\":\"https://pypi.org/simple\"}");
+	assert_string_equal(str_at(o, "metadata", "log_provider"), "kernel");
+	assert_string_equal(str_at(o, "unmapped", "registry"), "https://pypi.org/simple");
+	assert_null(json_object_get(json_object_get(o, "unmapped"), "source"));
+	json_decref(o);
+	o = render(HEAD("file.mount") ",\"target\":\"/mnt\",\"source\":\"tmpfs\","
+		   "\"fstype\":\"tmpfs\",\"pid\":null}");
+	assert_string_equal(str_at(o, "metadata", "log_provider"), "kernel");
+	assert_string_equal(str_at(o, "unmapped", "device"), "tmpfs");
+	assert_string_equal(str_at(o, "file", "path"), "/mnt");
 	json_decref(o);
 	o = render(HEAD("file.rename") ",\"path\":\"/a\",\"new_path\":\"/b\",\"pid\":1,\"uid\":5}");
 	assert_int_equal(int_at(o, "type_uid"), 100105);
