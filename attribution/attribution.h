@@ -214,6 +214,8 @@ struct session {
 	char *end_reason;          /* terminate reason once terminated */
 	int64_t exit_status;       /* -1: unknown */
 	bool attached;             /* a process was moved in: "populated 0" now ends it */
+	bool end_when_empty;       /* "populated 0" after a process ends it (else only
+				    * terminate, timeout or a limit do) */
 	/* Runtime only, not persisted. */
 	int wd;                    /* inotify watch on cgroup.events, -1 */
 	bool populated;

@@ -57,6 +57,7 @@ json_t *session_to_json(const struct session *s)
 	    json_object_set_new(o, "cgroup_id", json_integer((json_int_t)s->cgroup_id)) ||
 	    json_object_set_new(o, "created_us", json_integer(s->created_us)) ||
 	    json_object_set_new(o, "attached", json_boolean(s->attached)) ||
+	    json_object_set_new(o, "end_when_empty", json_boolean(s->end_when_empty)) ||
 	    json_object_set_new(o, "started_us", int_or_null(s->started_us)) ||
 	    json_object_set_new(o, "ended_us", int_or_null(s->ended_us)) ||
 	    json_object_set_new(o, "end_reason", str_or_null(s->end_reason)) ||
@@ -156,6 +157,8 @@ static int parse_core(const json_t *o, struct session *s)
 	s->cgroup_id = (uint64_t)opt_int(o, "cgroup_id");
 	s->adopted = json_is_true(json_object_get(o, "adopted"));
 	s->attached = json_is_true(json_object_get(o, "attached"));
+	/* Missing: saved before 2026-12, when every session ended when empty. */
+	s->end_when_empty = !json_is_false(json_object_get(o, "end_when_empty"));
 	s->v1_mask = (unsigned)opt_int(o, "v1") & (CG_MEMORY | CG_CPU | CG_PIDS);
 	s->created_us = opt_int(o, "created_us");
 	s->started_us = opt_int(o, "started_us");

@@ -20,6 +20,8 @@ static const char usage_text[] =
 	"           [--timeout SECONDS] [--iface IFNAME]... [--cgroup PATH] [--workdir DIR]\n"
 	"           [--net-rate RATE]   (needs the gateway; e.g. 1mbit, 100kbytes: units\n"
 	"           bit kbit mbit gbit, bytes kbytes mbytes gbytes; both directions)\n"
+	"           [--end-when-empty]  (end the session when its last process exits;\n"
+	"           by default it runs until terminate, its timeout or a limit ends it)\n"
 	"       sandgate session start|pause|resume|terminate|cleanup ID [--reason R]\n"
 	"           [--fs preserved|deleted|snapshot]   (cleanup)\n"
 	"       sandgate session list\n"
@@ -31,7 +33,7 @@ static const char usage_text[] =
 
 enum { O_ID = 256, O_TENANT, O_USER, O_TEMPLATE, O_POLICY, O_MEMORY, O_CPUS, O_PIDS,
        O_DISK, O_TIMEOUT, O_IFACE, O_CGROUP, O_WORKDIR, O_REASON, O_FS, O_ACTOR, O_CONTROL,
-       O_NET_RATE };
+       O_NET_RATE, O_END_WHEN_EMPTY };
 
 static const struct option longopts[] = {
 	{ "id", required_argument, NULL, O_ID }, { "tenant", required_argument, NULL, O_TENANT },
@@ -49,6 +51,7 @@ static const struct option longopts[] = {
 	{ "actor", required_argument, NULL, O_ACTOR },
 	{ "control", required_argument, NULL, O_CONTROL },
 	{ "net-rate", required_argument, NULL, O_NET_RATE },
+	{ "end-when-empty", no_argument, NULL, O_END_WHEN_EMPTY },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -129,6 +132,8 @@ static int take_opt(struct sopts *o, int c, const char *val)
 	case O_FS: return set_str(o, "fs", val);
 	case O_ACTOR: o->actor = val; return 0;
 	case O_CONTROL: o->control = val; return 0;
+	case O_END_WHEN_EMPTY:
+		return json_object_set_new(o->args, "end_when_empty", json_true()) ? -EINVAL : 0;
 	default: return -EINVAL;
 	}
 }

@@ -15,7 +15,8 @@
 
 static const char *const create_keys[] = {
 	"id", "tenant", "tenant_id", "user", "user_id", "template", "policy", "memory", "cpus",
-	"pids", "disk", "timeout", "iface", "cgroup", "workdir", "net_rate", NULL,
+	"pids", "disk", "timeout", "iface", "cgroup", "workdir", "net_rate", "end_when_empty",
+	NULL,
 };
 
 static int dup_opt(const json_t *args, const char *key, const char *alt, char **out,
@@ -165,6 +166,20 @@ static int parse_cgroup(struct sessions *ss, const json_t *args, struct session 
 	return 0;
 }
 
+/* Who ends the session: by default the orchestrator (terminate), its timeout or a limit. */
+static int parse_end_when_empty(const json_t *args, struct session *s, char *err,
+				size_t errlen)
+{
+	const json_t *v = json_object_get(args, "end_when_empty");
+
+	if (v && !json_is_boolean(v) && !json_is_null(v)) {
+		snprintf(err, errlen, "\"end_when_empty\" must be true or false");
+		return -EINVAL;
+	}
+	s->end_when_empty = json_is_true(v);
+	return 0;
+}
+
 static int parse_create(struct sessions *ss, const json_t *args, struct session *s,
 			char *err, size_t errlen)
 {
@@ -194,6 +209,8 @@ static int parse_create(struct sessions *ss, const json_t *args, struct session 
 		ret = parse_workdir(args, s, err, errlen);
 	if (ret == 0)
 		ret = parse_cgroup(ss, args, s, err, errlen);
+	if (ret == 0)
+		ret = parse_end_when_empty(args, s, err, errlen);
 	return ret;
 }
 
@@ -235,6 +252,7 @@ static void emit_create(const struct session *s, const struct actor *a)
 			event_str(e, NULL, s->ifaces[i]);
 		event_array_end(e);
 		event_str(e, "workdir", s->workdir);
+		event_bool(e, "end_when_empty", s->end_when_empty);
 		event_actor(e, a);
 		event_emit(e);
 	}
@@ -245,6 +263,7 @@ static void emit_create(const struct session *s, const struct actor *a)
 /* Registers s everywhere; on failure undoes each step in reverse. */
 static int commit(struct sessions *ss, struct session *s, char *err, size_t errlen)
 {
+	bool frozen;
 	int ret = make_cgroup(ss, s, err, errlen);
 
 	if (ret)
@@ -258,6 +277,10 @@ static int commit(struct sessions *ss, struct session *s, char *err, size_t errl
 	ret = sessions_save(ss->reg, s);
 	if (ret == 0)
 		ret = sess_watch(ss, s);
+	/* An adopted cgroup may already hold processes (a container): their exit is an
+	 * end for --end-when-empty. */
+	if (ret == 0 && cg_events(&ss->cg, s->cgroup, &s->populated, &frozen) < 0)
+		s->populated = false;
 	if (ret == 0)
 		ret = sessions_add(ss->reg, s);
 	if (ret == 0)

@@ -81,6 +81,7 @@ static int verb_start(void *ctx, const struct control_peer *peer,
 		      const struct control_request *req, json_t **result, char *err,
 		      size_t errlen)
 {
+	bool frozen;
 	VERB_ARGS;
 
 	ret = prologue(ss, peer, req, id_keys, &s, &a, err, errlen);
@@ -98,6 +99,10 @@ static int verb_start(void *ctx, const struct control_peer *peer,
 		return ret;
 	}
 	emit_start(ss, s, &a);
+	/* An adopted cgroup that emptied before the start: the watch saw it while created. */
+	if (s->end_when_empty && s->populated && cg_events(&ss->cg, s->cgroup, &s->populated,
+							   &frozen) == 0 && !s->populated)
+		s->end_due_ms = time_mono_ms() + SESSION_END_GRACE_MS;
 	*result = session_to_json(s);
 	return 0;
 }

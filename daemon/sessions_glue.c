@@ -67,7 +67,7 @@ static void adopt(struct sessions *ss, struct session *s)
 	emit_adopt(s, "adopted");
 	/* Its processes ended while we were down: the kernel's answer stands. */
 	if (s->state == SESSION_RUNNING && !s->populated && s->started_us &&
-	    s->attached)
+	    s->attached && s->end_when_empty)
 		sess_end_observed(ss, s);
 }
 
@@ -83,6 +83,8 @@ static void on_wd(int wd, void *ctx)
 	if (populated) {
 		s->populated = true;
 		s->end_due_ms = 0;
+	} else if (!s->end_when_empty) {
+		s->populated = false;        /* the orchestrator ends it, not its emptiness */
 	} else if (s->populated && !s->end_due_ms) {
 		s->end_due_ms = time_mono_ms() + SESSION_END_GRACE_MS;
 	}

@@ -29,8 +29,9 @@ lim() { ev resource.limit "$1" | jq -c --arg l "$2" 'select(.limit == $l)' | hea
 have_mem=0
 [ -d /sys/fs/cgroup/memory ] || grep -qw memory "$CG2/cgroup.controllers" && have_mem=1
 
-sg session create --id m1 --memory 64M >/dev/null && sg session start m1 >/dev/null
-sg session create --id m2 --memory 64M >/dev/null && sg session start m2 >/dev/null
+# --end-when-empty: the OOM kill of m1's last process ends it (m2 keeps one).
+sg session create --id m1 --memory 64M --end-when-empty >/dev/null && sg session start m1 >/dev/null
+sg session create --id m2 --memory 64M --end-when-empty >/dev/null && sg session start m2 >/dev/null
 sg session create --id p1 --pids 20 >/dev/null && sg session start p1 >/dev/null
 sg session create --id c1 --cpus 0.2 >/dev/null && sg session start c1 >/dev/null
 sg session create --id d1 --disk 4M --workdir "$W" >/dev/null && sg session start d1 >/dev/null

@@ -48,11 +48,16 @@ out=$(sgrun --session s1 -- cat /proc/self/cgroup)
 check "run puts the command in the session cgroup" grep -qx "0::/$SG_PARENT/s1" <<<"$out"
 sgrun --session s1 -- sh -c 'exit 7'
 check "run returns the command's exit status" test $? -eq 7
-# That command was the last one: the kernel says "populated 0", the session ends.
-wait_for "the session to end" 5 sh -c "'$BIN/sandgate' session show s1 --control '$SG_SOCK' | jq -e '.state == \"terminated\"' >/dev/null"
+# That command was the last one: the session stays running, empty, until the
+# orchestrator ends it (before 2026-12 "populated 0" ended it: now --end-when-empty,
+# t_sessions_lifetime.sh, and s4/s5 below).
+sleep 1
+jcheck "empty, it keeps running (the orchestrator's to end)" \
+	"$(sg session show s1)" '.state == "running" and .populated == false'
+sg session terminate s1 --reason normal >/dev/null
 e=$(ev session.terminate s1)
-jcheck "populated 0 ends it: reason normal, exit status, source kernel" "$e" \
-	'.reason == "normal" and .exit_status == 7 and .source == "kernel" and .actor == null'
+jcheck "terminate: reason normal, the last exit status" "$e" \
+	'.reason == "normal" and .source == "orchestrator" and .actor.uid == 0'
 sg session cleanup s1 --fs preserved >/dev/null
 e=$(ev session.cleanup s1)
 jcheck "session.cleanup fields" "$e" '.fs_state == "preserved" and .actor.uid == 0'
@@ -104,13 +109,13 @@ jcheck "resource.limit timeout" "$(ev resource.limit s3)" \
 	'.limit == "timeout" and .configured == 1 and .action == "kill"'
 
 # ---- signal and OOM seen by the kernel --------------------------------------------------
-sg session create --id s4 >/dev/null && sg session start s4 >/dev/null
+sg session create --id s4 --end-when-empty >/dev/null && sg session start s4 >/dev/null
 sgrun --session s4 -- sh -c 'kill -TERM $$'
 check "run returns 128+signal" test $? -eq 143
 wait_for "the signal end" 5 sh -c "'$BIN/sandgate' session show s4 --control '$SG_SOCK' | jq -e '.state == \"terminated\"' >/dev/null"
 jcheck "reason signal" "$(ev session.terminate s4)" '.reason == "signal" and .signal == 15'
 if [ -d /sys/fs/cgroup/memory/$SG_PARENT ] || grep -qw memory "$CG2/cgroup.controllers"; then
-	sg session create --id s5 --memory 16M >/dev/null && sg session start s5 >/dev/null
+	sg session create --id s5 --memory 16M --end-when-empty >/dev/null && sg session start s5 >/dev/null
 	sgrun --session s5 -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo ${#x}' >/dev/null 2>&1
 	wait_for "the OOM end" 5 sh -c "'$BIN/sandgate' session show s5 --control '$SG_SOCK' | jq -e '.state == \"terminated\"' >/dev/null"
 	jcheck "reason oom" "$(ev session.terminate s5)" '.reason == "oom"'

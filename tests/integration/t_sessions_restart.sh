@@ -8,7 +8,8 @@ require_root
 
 write_config "$T_TMP/c.yaml"
 start_daemon a --config "$T_TMP/c.yaml"
-for s in s1 s2 s3; do sg session create --id $s >/dev/null; done
+# --end-when-empty: s2's end is its last process's, seen at the restart.
+for s in s1 s2 s3; do sg session create --id $s --end-when-empty >/dev/null; done
 sg session start s1 >/dev/null && sg session start s2 >/dev/null
 sgrun --session s1 -- sleep 60 &
 sgrun --session s2 -- sleep 60 &
