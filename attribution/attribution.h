@@ -43,6 +43,13 @@ int proc_stat_starttime(const char *buf, size_t len, uint64_t *start);
  * prefix ("/sandgate"): copies "s1" into id. Returns 0, or -ENOENT when the path is not
  * below prefix or the id is not a valid session id.
  */
+/*
+ * The session of a process whose v2 cgroup is path: once the daemon registered its
+ * sessions' cgroups (attribution/cgmap.h), the one whose cgroup is path or its deepest
+ * registered ancestor, by cgroup id, whatever the names; before (tools), the leaf below
+ * prefix. 0 with id set, or -ENOENT (id "").
+ */
+int session_of_cgpath(const char *path, const char *prefix, char *id, size_t idlen);
 int session_id_from_cgpath(const char *path, size_t len, const char *prefix, char *id,
 			   size_t idlen);
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attribution/attribution.h"
+#include "attribution/cgmap.h"
 
 static int parse_u64(const char *p, size_t n, uint64_t *val)
 {
@@ -125,4 +126,12 @@ int proc_cgroup_v2(const char *buf, size_t len, char *out, size_t outlen)
 		i += llen + 1;
 	}
 	return -ENOENT;
+}
+
+int session_of_cgpath(const char *path, const char *prefix, char *id, size_t idlen)
+{
+	/* In the daemon: the sessions' registered cgroups, whatever their names. */
+	if (cgmap_active())
+		return cgmap_resolve(path, id, idlen);
+	return session_id_from_cgpath(path, strlen(path), prefix, id, idlen);
 }

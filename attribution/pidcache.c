@@ -116,7 +116,7 @@ static int resolve(const char *prefix, pid_t pid, char *id, size_t idlen)
 		ret = proc_cgroup_v2(buf, got, cg, sizeof(cg));
 	if (ret)
 		return ret == -ENOENT ? -ESRCH : ret;
-	if (session_id_from_cgpath(cg, strlen(cg), prefix, id, idlen) < 0)
+	if (session_of_cgpath(cg, prefix, id, idlen) < 0)
 		id[0] = '\0';
 	return 0;
 }

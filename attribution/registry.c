@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "attribution/attribution.h"
+#include "attribution/cgmap.h"
 #include "attribution/registry_int.h"
 
 int sessions_new(struct session_reg **out, const char *dir)
@@ -155,6 +156,9 @@ int sessions_add(struct session_reg *r, struct session *s)
 		r->v = grown;
 		r->cap = cap;
 	}
+	/* Attribution follows the session's cgroup (attribution/cgmap.h). */
+	if (cgmap_put(s->id, s->cgroup, s->cgroup_id) == -ENOMEM)
+		return -ENOMEM;
 	r->v[r->n++] = s;
 	return 0;
 }
@@ -170,6 +174,7 @@ void sessions_remove(struct session_reg *r, struct session *s)
 			break;
 		}
 	}
+	cgmap_del(s->id);
 	snprintf(path, sizeof(path), "%s/%s.json", r->dir, s->id);
 	unlink(path);
 	session_free(s);

@@ -197,7 +197,7 @@ int proc_session_of(pid_t pid, const char *prefix, char *sid, size_t sidlen,
 	if (ret)
 		return ret == -ENOENT || ret == -EINVAL ? -ESRCH : ret;
 	*start_ns = ticks_to_mono_ns(st.start_ticks);
-	if (session_id_from_cgpath(cg, strlen(cg), prefix, sid, sidlen) < 0)
+	if (session_of_cgpath(cg, prefix, sid, sidlen) < 0)
 		sid[0] = '\0';
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attribution/cgmap.h"
 #include "daemon/control.h"
 
 static int bad(char *err, size_t errlen, const char *why)
@@ -77,9 +78,22 @@ void control_request_free(struct control_request *req)
 	memset(req, 0, sizeof(*req));
 }
 
+/* A cgroup a session adopted (a container's scope), whatever its name (cgmap.h). */
+static bool in_adopted(const char *p, size_t n)
+{
+	char path[4096], sid[80];
+
+	if (n == 0 || n >= sizeof(path))
+		return n != 0;           /* a path too long to check: refuse */
+	memcpy(path, p, n);
+	path[n] = '\0';
+	return cgmap_resolve(path, sid, sizeof(sid)) == 0;
+}
+
 /*
  * /proc/PID/cgroup has "0::/path" for the v2 hierarchy. A session's processes sit at
- * or below session_prefix; "/sandgate" must not match "/sandgate-other".
+ * or below session_prefix ("/sandgate" must not match "/sandgate-other"), or in a
+ * cgroup a session adopted.
  */
 int control_peer_in_session(const char *proc_cgroup, size_t len, const char *session_prefix)
 {
@@ -95,6 +109,8 @@ int control_peer_in_session(const char *proc_cgroup, size_t len, const char *ses
 
 			if (n >= plen && memcmp(p, session_prefix, plen) == 0 &&
 			    (n == plen || p[plen] == '/'))
+				return -EACCES;
+			if (in_adopted(p, n))
 				return -EACCES;
 		}
 		i += llen + 1;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attribution/cgmap.h"
 #include "daemon/session_int.h"
 #include "nft/nft.h"
 
@@ -134,14 +135,33 @@ static int parse_workdir(const json_t *args, struct session *s, char *err, size_
 	return s->workdir ? 0 : -ENOMEM;
 }
 
-/* --cgroup: an existing v2 cgroup below the session parent, so the peer check holds. */
+/* The daemon's own v2 cgroup (from /proc/self/cgroup), "" when unreadable. */
+static void own_cgroup(char *out, size_t len)
+{
+	char buf[4096];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	size_t got = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	out[0] = '\0';
+	if (f)
+		fclose(f);
+	if (proc_cgroup_v2(buf, got, out, len) < 0)
+		out[0] = '\0';
+}
+
+/*
+ * --cgroup: any existing v2 cgroup the daemon can see (a container's scope, a systemd
+ * slice, one below the session parent): attribution follows its id, the session id is
+ * the caller's. Not the root, not the daemon's own cgroup or one holding it, not one
+ * inside or around another session's.
+ */
 static int parse_cgroup(struct sessions *ss, const json_t *args, struct session *s,
 			char *err, size_t errlen)
 {
 	const char *cg = NULL, *prefix = ss->d->session_prefix;
-	char id[SESSION_ID_MAX + 1];
-	size_t i;
-	int ret = arg_str(args, "cgroup", 200, &cg, err, errlen);
+	char other[SESSION_ID_MAX + 1], self[4096];
+	size_t n;
+	int ret = arg_str(args, "cgroup", sizeof(s->cgroup) - 1, &cg, err, errlen);
 
 	if (ret)
 		return ret;
@@ -149,20 +169,24 @@ static int parse_cgroup(struct sessions *ss, const json_t *args, struct session 
 		snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", prefix, s->id);
 		return 0;
 	}
-	if (strstr(cg, "/..") || session_id_from_cgpath(cg, strlen(cg), prefix, id,
-							sizeof(id)) < 0) {
-		snprintf(err, errlen, "\"cgroup\" must be a cgroup below %s (v2 path)", prefix);
+	n = strlen(cg);
+	if (cg[0] != '/' || n < 2 || cg[n - 1] == '/' || strstr(cg, "/..") || strstr(cg, "//") ||
+	    strstr(cg, "/./")) {
+		snprintf(err, errlen, "\"cgroup\" must be a cgroup v2 path from the mount, "
+			 "e.g. /system.slice/docker-ID.scope (not /, no .., no trailing /)");
 		return -EINVAL;
+	}
+	own_cgroup(self, sizeof(self));
+	if (self[0] && strncmp(self, cg, n) == 0 && (self[n] == '\0' || self[n] == '/')) {
+		snprintf(err, errlen, "cgroup %s holds sandgated itself", cg);
+		return -EINVAL;
+	}
+	if (cgmap_overlap(cg, other, sizeof(other)) == 0) {
+		snprintf(err, errlen, "cgroup %s is, holds or lies inside session %s's", cg, other);
+		return -EEXIST;
 	}
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cg);
 	s->adopted = true;
-	for (i = 0; i < sessions_count(ss->reg); i++) {
-		if (strcmp(sessions_at(ss->reg, i)->cgroup, cg) == 0) {
-			snprintf(err, errlen, "cgroup %s already belongs to session %s", cg,
-				 sessions_at(ss->reg, i)->id);
-			return -EEXIST;
-		}
-	}
 	return 0;
 }
 
@@ -225,6 +249,15 @@ static int make_cgroup(struct sessions *ss, struct session *s, char *err, size_t
 			 s->cgroup);
 	if (ret == 0 && (ret = cg_id(&ss->cg, s->cgroup, &s->cgroup_id)) < 0)
 		snprintf(err, errlen, "cgroup %s: %s", s->cgroup, strerror(-ret));
+	if (ret == 0 && s->adopted) {
+		char procs[600];
+
+		cg_path(&ss->cg, s->cgroup, "cgroup.procs", procs, sizeof(procs));
+		if (access(procs, F_OK) < 0) {
+			snprintf(err, errlen, "%s is not a cgroup (no cgroup.procs)", s->cgroup);
+			ret = -ENOTDIR;
+		}
+	}
 	if (ret == 0 && cg_oom_kills(&ss->cg, s->cgroup, s->v1_mask, &s->oom_base) < 0)
 		s->oom_base = 0;
 	return ret;
@@ -294,6 +327,20 @@ undo_cg:
 	return ret;
 }
 
+/* An adopted cgroup's processes (a running container): the audit sensors follow them
+ * from now on, as they follow a `sandgate run` child (their forks are in the past). */
+static void seed_adopted(struct sessions *ss, const struct session *s)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (cg_pids(&ss->cg, s->cgroup, &pids, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		daemon_audit_attached(ss->d, pids[i], s->id);
+	free(pids);
+}
+
 static void unlink_file(struct sessions *ss, const char *id)
 {
 	char path[1024];
@@ -331,6 +378,8 @@ int verb_session_create(void *ctx, const struct control_peer *peer,
 	}
 	actor_from(&a, peer, req);
 	emit_create(s, &a);
+	if (s->adopted)
+		seed_adopted(ss, s);
 	*result = session_to_json(s);
 	return *result ? 0 : -ENOMEM;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "attribution/cgmap.h"
 #include "daemon/session_int.h"
 
 static void emit_adopt(const struct session *s, const char *outcome)
@@ -181,6 +182,8 @@ int daemon_sessions_init(struct daemon *d)
 	snprintf(ss->detail_dir, sizeof(ss->detail_dir), "%s/detail", d->cfg->state_dir);
 	snprintf(ss->snapshot_dir, sizeof(ss->snapshot_dir), "%s/snapshots", d->cfg->state_dir);
 	ret = cg_host_detect(&ss->cg, d->cgroup_root);
+	if (ret == 0)
+		cgmap_activate(ss->cg.v2root);
 	if (ret == 0)
 		ret = sessions_new(&ss->reg, dir);
 	if (ret == 0)

@@ -31,6 +31,11 @@ PACKAGES=(
   # busybox-static for its crontab applet (Debian's crontab comes with the cron daemon;
   # Debian's plain busybox has no crontab)
   kmod strace gzip wget busybox-static
+  # runtimes test: a real OCI runtime (runc: crun refuses this hybrid cgroup host) runs a
+  # busybox-static container as a session
+  runc
+  # event schema test: validates journal lines against docs/schema/ (draft 2020-12)
+  python3-jsonschema
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already
