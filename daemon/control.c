@@ -85,9 +85,10 @@ static void send_json(int fd, json_t *obj)
 	free(s);
 }
 
-static void send_error(int fd, const char *msg)
+/* code: a stable name a client can act on (docs/control-protocol.md); msg for people. */
+static void send_error(int fd, const char *code, const char *msg)
 {
-	json_t *o = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+	json_t *o = json_pack("{s:b,s:s,s:s}", "ok", 0, "error", msg, "code", code);
 
 	if (o)
 		send_json(fd, o);
@@ -113,20 +114,20 @@ static void dispatch(struct conn *cn, const char *line, size_t len)
 	int ret;
 
 	if (control_parse_request(line, len, &req, err, sizeof(err)) < 0) {
-		send_error(cn->peer.fd, err);
+		send_error(cn->peer.fd, "bad_request", err);
 		return;
 	}
 	v = find_verb(cn->c, req.verb);
 	if (!v) {
 		snprintf(err, sizeof(err), "unknown verb \"%s\"", req.verb);
-		send_error(cn->peer.fd, err);
+		send_error(cn->peer.fd, "unknown_verb", err);
 		goto out;
 	}
 	ret = v->fn(v->ctx, &cn->peer, &req, &result, err, sizeof(err));
 	if (ret < 0) {
 		if (!err[0])
 			snprintf(err, sizeof(err), "%s: %s", req.verb, strerror(-ret));
-		send_error(cn->peer.fd, err);
+		send_error(cn->peer.fd, control_error_code(ret), err);
 		goto out;
 	}
 	resp = json_pack("{s:b,s:o}", "ok", 1, "result", result ? result : json_object());
@@ -154,7 +155,7 @@ static bool skip_oversized(struct conn *cn)
 	memmove(cn->buf, cn->buf + used, cn->len - used);
 	cn->len -= used;
 	cn->discarding = false;
-	send_error(cn->peer.fd, "request too large");
+	send_error(cn->peer.fd, "too_large", "request too large");
 	return true;
 }
 
@@ -201,7 +202,7 @@ static void on_readable(struct loop *l, int fd, uint32_t events, void *ctx)
 		return;
 	if (n <= 0) {
 		if (cn->discarding)
-			send_error(fd, "request too large");
+			send_error(fd, "too_large", "request too large");
 		goto close;
 	}
 	cn->len += (size_t)n;
@@ -300,7 +301,7 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 	    check_peer(c, fd, &cr, why, sizeof(why)) < 0) {
 		if (crlen == sizeof(cr))
 			log_denied(&cr, why);
-		send_error(fd, "permission denied");
+		send_error(fd, "denied", "permission denied");
 		close(fd);
 		return;
 	}

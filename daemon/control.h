@@ -6,7 +6,8 @@
  * and dispatches.
  *
  * Request:  {"verb":"session.create","args":{...},"actor":"ci-bot"}\n
- * Response: {"ok":true,"result":{...}}\n  or  {"ok":false,"error":"..."}\n
+ * Response: {"ok":true,"result":{...}}\n  or  {"ok":false,"error":"...","code":"..."}\n
+ * The reference is docs/control-protocol.md.
  */
 #ifndef SANDGATE_DAEMON_CONTROL_H
 #define SANDGATE_DAEMON_CONTROL_H
@@ -68,6 +69,26 @@ int control_open(struct control **out, const struct control_settings *s, struct 
 int control_register(struct control *c, const char *verb, control_verb_fn fn, void *ctx);
 /* Closes every connection and the listener, unlinks the socket path. */
 void control_close(struct control *c);
+
+/*
+ * The protocol this daemon speaks (docs/control-protocol.md). A change that breaks a
+ * client bumps it; adding verbs, arguments or result fields does not.
+ */
+#define CONTROL_PROTOCOL 1
+
+/*
+ * The error code of a failed request, from the handler's -errno: one of "invalid",
+ * "not_found", "exists", "conflict", "denied", "unavailable", "no_resources", "failed".
+ */
+const char *control_error_code(int neg_errno);
+
+/*
+ * The "version" verb (handshake): {"protocol":N} in args is the client's (optional);
+ * a client newer than the daemon is refused. Result: protocol, daemon, version.
+ */
+int control_verb_version(void *ctx, const struct control_peer *peer,
+			 const struct control_request *req, json_t **result, char *err,
+			 size_t errlen);
 
 /*
  * Peer checks, exposed for tests: 0 when allowed, else -EACCES with the reason.

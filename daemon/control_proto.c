@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attribution/cgmap.h"
+#include "common/version.h"
 #include "daemon/control.h"
 
 static int bad(char *err, size_t errlen, const char *why)
@@ -116,4 +117,48 @@ int control_peer_in_session(const char *proc_cgroup, size_t len, const char *ses
 		i += llen + 1;
 	}
 	return 0;
+}
+
+const char *control_error_code(int neg_errno)
+{
+	switch (-neg_errno) {
+	case EINVAL: case E2BIG: case ERANGE: case ENAMETOOLONG: return "invalid";
+	case ENOENT: case ESRCH: return "not_found";
+	case EEXIST: return "exists";
+	case EBUSY: case EALREADY: case EAGAIN: case ENOTDIR: return "conflict";
+	case EACCES: case EPERM: return "denied";
+	case ENOTCONN: case EOPNOTSUPP: case ENOSYS: return "unavailable";
+	case ENOMEM: case ENOSPC: case EMFILE: case ENFILE: return "no_resources";
+	default: return "failed";
+	}
+}
+
+int control_verb_version(void *ctx, const struct control_peer *peer,
+			 const struct control_request *req, json_t **result, char *err,
+			 size_t errlen)
+{
+	const json_t *p = json_object_get(req->args, "protocol");
+	const char *key;
+	json_t *v;
+
+	(void)ctx;
+	(void)peer;
+	json_object_foreach(req->args, key, v) {
+		if (strcmp(key, "protocol") != 0 && strcmp(key, "client") != 0) {
+			snprintf(err, errlen, "unknown argument \"%.64s\"", key);
+			return -EINVAL;
+		}
+	}
+	if (p && (!json_is_integer(p) || json_integer_value(p) < 1)) {
+		snprintf(err, errlen, "\"protocol\" must be a positive integer");
+		return -EINVAL;
+	}
+	if (p && json_integer_value(p) > CONTROL_PROTOCOL) {
+		snprintf(err, errlen, "protocol %lld is newer than this daemon's (%d)",
+			 (long long)json_integer_value(p), CONTROL_PROTOCOL);
+		return -EOPNOTSUPP;
+	}
+	*result = json_pack("{s:i, s:s, s:s}", "protocol", CONTROL_PROTOCOL,
+			    "daemon", "sandgated", "version", sandgate_version());
+	return *result ? 0 : -ENOMEM;
 }

@@ -73,6 +73,8 @@ int daemon_register_core_verbs(struct daemon *d)
 	int ret = control_register(d->control, "ping", verb_ping, d);
 
 	if (ret == 0)
+		ret = control_register(d->control, "version", control_verb_version, d);
+	if (ret == 0)
 		ret = control_register(d->control, "reload", verb_reload, d);
 	if (ret == 0)
 		ret = control_register(d->control, "status", verb_status, d);
