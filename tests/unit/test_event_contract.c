@@ -539,6 +539,38 @@ static void test_every_type_unique_keys(void **state)
 	}
 }
 
+/* Every type has its schema (docs/schema/events/TYPE.json) naming every field it sets. */
+static void test_schema_names_every_field(void **state)
+{
+	const char *td = getenv("SANDGATE_TESTDATA");
+
+	(void)state;
+	inventory();
+	assert_non_null(td);
+	for (size_t t = 0; t < n_types; t++) {
+		char path[4096];
+		json_error_t je;
+		json_t *s, *props;
+
+		snprintf(path, sizeof(path), "%s/../../docs/schema/events/%s.json", td,
+			 types[t].type);
+		s = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+		if (!s)
+			fail_msg("%s: no schema (%s): regenerate docs/schema (docs/schema/generate.py)",
+				 types[t].type, je.text);
+		props = json_object_get(s, "properties");
+		assert_true(json_is_object(props));
+		assert_string_equal(json_string_value(json_object_get(json_object_get(props,
+			"event"), "const")), types[t].type);
+		for (size_t k = 0; k < types[t].n_keys; k++)
+			if (!json_object_get(props, types[t].keys[k]))
+				fail_msg("%s sets \"%s\", which its schema does not name: regenerate "
+					 "docs/schema (docs/schema/generate.py)", types[t].type,
+					 types[t].keys[k]);
+		json_decref(s);
+	}
+}
+
 /* ---- the real emitters that need no kernel ------------------------------------------- */
 
 static int capture(void *ctx, struct event *e)
@@ -605,6 +637,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_checker),
 		cmocka_unit_test(test_every_type_unique_keys),
+		cmocka_unit_test(test_schema_names_every_field),
 		cmocka_unit_test(test_real_emitters),
 	};
 
