@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "daemon/statelock.h"
 #include "journal/keystore.h"
 
 static int replace_str(char **field, const char *val)
@@ -339,6 +340,11 @@ int daemon_main(const struct daemon_opts *opts)
 	ret = daemon_load_config(opts, &d.cfg);
 	if (ret)
 		return 1;
+	/* Before anything in the state dir is touched: one daemon per directory. */
+	if (daemon_lock_state(d.cfg->state_dir)) {
+		config_free(d.cfg);
+		return 1;
+	}
 	ret = daemon_cgroup2_root(d.cfg->cgroup.root, d.cgroup_root, sizeof(d.cgroup_root));
 	snprintf(d.session_prefix, sizeof(d.session_prefix), "/%s", d.cfg->cgroup.parent);
 	if (ret == 0)
