@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/paths.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 
@@ -20,6 +21,19 @@ static void usage(FILE *f)
 		"  --check-config FILE  validate FILE; print every error as FILE:LINE; exit 0 if valid\n");
 }
 
+/* The shipped rules and data must be where the build put them (common/paths.h). */
+static int check_install(FILE *f)
+{
+	const char *which;
+	int ret = sg_paths_check(&which);
+
+	if (ret)
+		fprintf(f, "sandgated: %s: %s (the shipped rules and data: a broken install, or "
+			"SANDGATE_DATA_DIR / SANDGATE_RULES_DIR naming a wrong directory)\n",
+			which, strerror(-ret));
+	return ret;
+}
+
 static int check_config(const char *path)
 {
 	struct config_errors errs = CONFIG_ERRORS_INIT;
@@ -28,6 +42,8 @@ static int check_config(const char *path)
 
 	size_t n_rules = 0;
 
+	if (check_install(stderr))
+		return 1;
 	ret = config_load_file(path, &cfg, &errs);
 	/* The rules files the config names are part of it: checked the same way. */
 	if (ret == 0)
@@ -79,5 +95,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("sandgated", opts.debug);
+	if (check_install(stderr))
+		return 1;
 	return daemon_main(&opts);
 }
