@@ -128,7 +128,7 @@ static int daemon_open_journal(struct daemon *d)
 		log_errno(ret, "%s: cannot start the journal", d->cfg->state_dir);
 		return ret;
 	}
-	event_set_sink(journal_submit, d->journal);
+	event_set_sink(health_submit, d);   /* journal_submit, counting sensor losses */
 	journal_get_stats(d->journal, &st);
 	d->first_seq = st.next_seq;
 	return 0;
@@ -206,6 +206,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	replace_str(&fresh->host, d->cfg->host);
 	retire(d, d->cfg);
 	d->cfg = fresh;
+	log_set_level((enum log_level)fresh->log_level);
 	detect_reload(d);   /* the rules files the new config names; refusal is recorded */
 	return 0;
 }
@@ -324,7 +325,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 
 int daemon_main(const struct daemon_opts *opts)
 {
-	struct daemon d = { .opts = *opts, .sigfd = -1 };
+	struct daemon d = { .opts = *opts, .sigfd = -1, .health.tfd = -1 };
 	sigset_t mask;
 	int ret;
 
@@ -340,6 +341,7 @@ int daemon_main(const struct daemon_opts *opts)
 	ret = daemon_load_config(opts, &d.cfg);
 	if (ret)
 		return 1;
+	log_set_level((enum log_level)d.cfg->log_level);   /* same order as sg_log_level */
 	/* Before anything in the state dir is touched: one daemon per directory. */
 	if (daemon_lock_state(d.cfg->state_dir)) {
 		config_free(d.cfg);

@@ -13,6 +13,7 @@
 
 #include "daemon/config.h"
 #include "daemon/control.h"
+#include "daemon/health.h"
 #include "daemon/loop.h"
 
 struct nft_handle;
@@ -53,6 +54,7 @@ struct daemon {
 	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
 	struct detection *detection;   /* rules and alerts (daemon/detect_glue.c), or NULL */
 	uint64_t first_seq;          /* the journal's next seq when this run opened it */
+	struct daemon_health health; /* /healthz, status, the operator's metrics (health.c) */
 };
 
 /*
@@ -155,6 +157,13 @@ void detect_reload(struct daemon *d);
 int daemon_detect_check(const struct sg_config *c, struct config_errors *errs, size_t *n);
 /* Detection's counters for /metrics (nothing when it is off). 0 or -EIO. */
 int daemon_detect_metrics(struct daemon *d, FILE *f);
+
+/*
+ * Sink i's name and figures for /metrics; returns the number of sinks (0 when i is past
+ * the last one, or none run). Thread-safe.
+ */
+struct sink_stats;
+size_t daemon_sink_stats(struct daemon *d, size_t i, const char **name, struct sink_stats *st);
 
 /* The core verbs every daemon answers: ping, status. */
 int daemon_register_core_verbs(struct daemon *d);
