@@ -31,6 +31,9 @@ PACKAGES=(
   # busybox-static for its crontab applet (Debian's crontab comes with the cron daemon;
   # Debian's plain busybox has no crontab)
   kmod strace gzip wget busybox-static
+  # operators (issue 18): promtool checks /metrics; the Debian package is built with
+  # debhelper and checked with lintian
+  prometheus debhelper lintian
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already
@@ -58,4 +61,10 @@ fi
 # disabled again; an auditd the host had before is left alone.
 if [[ " ${missing[*]:-} " == *" auditd "* ]] && command -v systemctl >/dev/null; then
   systemctl disable --now auditd >/dev/null 2>&1 || true
+fi
+
+# prometheus is here for promtool only (t_daemon_health checks /metrics with it); the
+# server its package starts is stopped and disabled again when this run installed it.
+if [[ " ${missing[*]:-} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
+  systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi

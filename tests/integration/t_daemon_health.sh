@@ -110,6 +110,8 @@ check "sink.stalled is recorded" wait_for "sink.stalled" 15 stalled
 e=$(journal_lines "$SG_STATE" | grep '"event":"sink.stalled"' | head -1)
 echo "$e"
 check "it names the sink and the bound" jq -e '.sink == "broken" and .reason == "failing_for" and .failures > 0' <<<"$e"
+alerted() { journal_lines "$SG_STATE" | grep '"event":"alert"' | grep -q 'sink-stalled'; }
+check "detection raises an alert for it (rule sink-stalled)" wait_for "alert" 15 alerted
 check "the marker retention reads exists" test -e "$SG_STATE/sinks/broken.stalled"
 curl -s "http://127.0.0.1:$PORT/metrics" >"$T_TMP/m2"
 check "the stalled metric is 1" grep -q '^sandgate_sink_stalled{sink="broken"} 1' "$T_TMP/m2"
