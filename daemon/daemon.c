@@ -28,6 +28,20 @@ static int replace_str(char **field, const char *val)
 	return 0;
 }
 
+/* gateway.resolvers left out: the host's (18.6); logged once, the edge. */
+int daemon_host_resolvers(struct sg_config *c)
+{
+	char from[256];
+	int ret = config_host_resolvers(c, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
+					sizeof(from));
+
+	if (ret)
+		log_errno(ret, "gateway.resolvers: cannot read the host's resolvers from %s", from);
+	else if (!c->gateway.resolvers_set && c->gateway.enabled && !c->gateway.n_resolvers)
+		log_warnx("gateway.resolvers: none in %s: sessions get no DNS", from);
+	return ret;
+}
+
 int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out)
 {
 	struct config_errors errs = CONFIG_ERRORS_INIT;
@@ -46,6 +60,8 @@ int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out)
 		ret = cfg ? 0 : -ENOMEM;
 	}
 	config_errors_free(&errs);
+	if (ret == 0)
+		ret = daemon_host_resolvers(cfg);
 	if (ret == 0 && opts->state_dir)
 		ret = replace_str(&cfg->state_dir, opts->state_dir);
 	if (ret == 0 && opts->control_path)
@@ -151,6 +167,8 @@ static int reload_load(struct daemon *d, struct sg_config **out, char *err, size
 			snprintf(err, errlen, "%s: %s", d->opts.config_path, strerror(-ret));
 	}
 	config_errors_free(&errs);
+	if (ret == 0)
+		ret = daemon_host_resolvers(*out);
 	if (ret == 0 && d->opts.state_dir)
 		ret = replace_str(&(*out)->state_dir, d->opts.state_dir);
 	if (ret == 0 && d->opts.control_path)

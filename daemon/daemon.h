@@ -73,6 +73,8 @@ int daemon_main(const struct daemon_opts *opts);
  * overrides. Returns 0, or -errno with every error printed on stderr as FILE:LINE.
  */
 int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out);
+/* Sets gateway.resolvers to the host's when the file left them out (logs). 0 or -errno. */
+int daemon_host_resolvers(struct sg_config *c);
 
 /*
  * Sessions: load the registry from the state dir, adopt live sessions, register the

@@ -40,4 +40,32 @@ check "with the shipped rules the config loads them ($n)" test "${n:-0}" -ge 20
 start_daemon ok
 check "the daemon starts with the shipped paths" kill -0 "$DPID"
 stop_daemon
+
+# --check-config (issue 18.6): the files the config names must exist; the effective
+# resolvers are printed; an unknown control group is reported.
+printf 'gateway:\n  geoip_db: %s/no.mmdb\n' "$T_TMP" >"$T_TMP/geo.yaml"
+out=$("$BIN/sandgated" --check-config "$T_TMP/geo.yaml" 2>&1)
+check "a missing GeoIP database fails --check-config" test $? -ne 0
+check "and is named" grep -q "$T_TMP/no.mmdb" <<<"$out"
+printf 'gateway:\n  doh_list: %s/no-doh.txt\n' "$T_TMP" >"$T_TMP/doh.yaml"
+out=$("$BIN/sandgated" --check-config "$T_TMP/doh.yaml" 2>&1)
+check "a missing DoH list fails --check-config" test $? -ne 0
+check "and is named" grep -q "$T_TMP/no-doh.txt" <<<"$out"
+out=$(SANDGATE_DATA_DIR="$T_TMP/rules-copy" "$BIN/sandgated" --check-config "$T_TMP/c.yaml" 2>&1)
+check "the shipped DoH list missing fails too" test $? -ne 0
+check "and is named" grep -q "$T_TMP/rules-copy/doh-endpoints.txt" <<<"$out"
+printf 'control_group: nogroup-%s\n' "$$" >"$T_TMP/grp.yaml"
+out=$("$BIN/sandgated" --check-config "$T_TMP/grp.yaml" 2>&1)
+check "an unknown control group is reported" grep -q "no group named 'nogroup-$$'" <<<"$out"
+out=$("$BIN/sandgated" --check-config "$T_TMP/c.yaml" 2>&1)
+echo "$out"
+want=$(awk '$1 == "nameserver" && $2 !~ /%/ { print $2 }' /etc/resolv.conf | head -1)
+if grep -qx 'nameserver 127.0.0.5[34]' /etc/resolv.conf && [ "$(grep -c '^nameserver' /etc/resolv.conf)" -eq 1 ]; then
+	want=$(awk '$1 == "nameserver" { print $2 }' /run/systemd/resolve/resolv.conf 2>/dev/null | head -1)
+fi
+check "the host's resolvers are the effective default (${want:-none})" \
+	grep -q "gateway.resolvers (from .*resolv.conf):.*${want:-none}" <<<"$out"
+printf 'gateway:\n  resolvers: [198.18.0.53]\n' >"$T_TMP/res.yaml"
+out=$("$BIN/sandgated" --check-config "$T_TMP/res.yaml" 2>&1)
+check "written resolvers are kept" grep -q "from the config file): 198.18.0.53:53" <<<"$out"
 finish
