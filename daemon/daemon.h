@@ -125,10 +125,10 @@ int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char 
 void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id);
 
 /*
- * Serves GET /metrics (Prometheus text format) on cfg->metrics_listen from a
- * libmicrohttpd thread; NULL metrics_listen: nothing. Started with the gateway for now
- * (its counters are the only ones exported). 0 or -errno (-EADDRINUSE...). fini stops
- * it; accepts a daemon without one.
+ * Starts the health sampling (daemon/health.c) and serves GET /metrics and /healthz
+ * (Prometheus text format) on cfg->metrics_listen from a libmicrohttpd thread; NULL
+ * metrics_listen: sampling only. 0 or -errno (-EADDRINUSE...). fini stops both;
+ * accepts a daemon without them.
  */
 int daemon_metrics_init(struct daemon *d);
 void daemon_metrics_fini(struct daemon *d);
