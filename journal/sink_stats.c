@@ -25,11 +25,14 @@ int sink_stats_init(struct sink *k, const char *state_dir)
 {
 	struct stat st;
 
-	if ((size_t)snprintf(k->stalled_path, sizeof(k->stalled_path), "%s/sinks/%s.stalled",
-			     state_dir, k->name) >= sizeof(k->stalled_path))
+	char path[sizeof(k->stalled_path)];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/sinks/%s.stalled", state_dir, k->name) >=
+	    sizeof(path))
 		return -ENAMETOOLONG;
 	if (pthread_mutex_init(&k->st_lock, NULL))
 		return -ENOMEM;
+	memcpy(k->stalled_path, path, sizeof(path));   /* set: the mutex exists (fini) */
 	k->ok_ms = k->idle_ms = sink_now_ms();
 	/* Stalled before a restart: stays so until it delivers again (no second event). */
 	k->st.stalled = stat(k->stalled_path, &st) == 0;
