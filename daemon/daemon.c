@@ -32,9 +32,12 @@ static int replace_str(char **field, const char *val)
 int daemon_host_resolvers(struct sg_config *c)
 {
 	char from[256];
-	int ret = config_host_resolvers(c, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
-					sizeof(from));
+	int ret;
 
+	if (!c->gateway.enabled)
+		return 0;   /* only the gateway uses them: a host without resolv.conf still starts */
+	ret = config_host_resolvers(c, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
+				    sizeof(from));
 	if (ret)
 		log_errno(ret, "gateway.resolvers: cannot read the host's resolvers from %s", from);
 	else if (!c->gateway.resolvers_set && c->gateway.enabled && !c->gateway.n_resolvers)
