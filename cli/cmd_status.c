@@ -13,7 +13,7 @@
  * "sandgate METHOD: FAIL_PREFIX<error>". Returns the exit status.
  */
 static int control_simple(int argc, char **argv, const char *method, const char *usage,
-			  const char *fail_prefix, void (*on_ok)(json_t *result))
+			  const char *fail_prefix, int (*on_ok)(json_t *result))
 {
 	static const struct option longopts[] = {
 		{ "control", required_argument, NULL, 'C' },
@@ -40,29 +40,45 @@ static int control_simple(int argc, char **argv, const char *method, const char 
 		fprintf(stderr, "sandgate %s: %s%s\n", method, fail_prefix, err);
 		return 1;
 	}
-	on_ok(result);
+	c = on_ok(result);
 	json_decref(result);
+	return c;
+}
+
+/*
+ * The status as JSON; exit 1 when the daemon reports itself unhealthy (the reasons on
+ * stderr too), so `sandgate status` works as a probe. A daemon too old to report
+ * health counts as healthy.
+ */
+static int print_status(json_t *result)
+{
+	json_t *h = json_object_get(result, "health");
+	json_t *ok = json_object_get(h, "ok");
+	const char *why = json_string_value(json_object_get(h, "reasons"));
+
+	json_dumpf(result, stdout, JSON_INDENT(2));
+	putchar('\n');
+	if (json_is_false(ok)) {
+		fprintf(stderr, "sandgate status: unhealthy: %s\n", why ? why : "");
+		return 1;
+	}
 	return 0;
 }
 
-static void print_json(json_t *result)
-{
-	json_dumpf(result, stdout, JSON_INDENT(2));
-	putchar('\n');
-}
-
-static void print_reloaded(json_t *result)
+static int print_reloaded(json_t *result)
 {
 	(void)result;
 	printf("reloaded\n");
+	return 0;
 }
 
 int cmd_status(int argc, char **argv)
 {
 	return control_simple(argc, argv, "status",
 			      "usage: sandgate status [--control PATH]\n"
-			      "Prints the daemon's status as JSON. PATH defaults to "
-			      "$SANDGATE_CONTROL or " CLIENT_DEFAULT_SOCKET ".\n", "", print_json);
+			      "Prints the daemon's status as JSON; exits 1 when the daemon is "
+			      "unhealthy (its\nhealth.reasons also on stderr). PATH defaults to "
+			      "$SANDGATE_CONTROL or " CLIENT_DEFAULT_SOCKET ".\n", "", print_status);
 }
 
 int cmd_pending(int argc, char **argv)

@@ -101,6 +101,7 @@ int daemon_audit_init(struct daemon *d)
 	}
 	if (off[0])
 		log_warnx("audit: sensors off: %s (the kernel refused them)", off);
+	snprintf(d->health.sensors_off, sizeof(d->health.sensors_off), "%s", off);
 	seed_sessions(d);
 	pkg_guard(d);
 	return 0;

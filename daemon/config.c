@@ -336,7 +336,8 @@ static int sec_resolvers(struct cfg_ctx *ctx, const struct cy_node *v, void *bas
 
 	(void)k;
 	if (cy_is_null(v))
-		goto set;
+		goto set;   /* null: the host's resolvers, as when left out */
+	g->resolvers_set = true;
 	if (cy_need(ctx, v, CY_SEQ, "a list of IP or IP:PORT"))
 		return -EINVAL;
 	if (v->n > CONFIG_MAX_RESOLVERS) {

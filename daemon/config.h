@@ -116,6 +116,7 @@ struct sg_gateway_config {
 	uint64_t dns_ttl_max_ms;
 	struct sg_resolver *resolvers;
 	size_t n_resolvers;
+	bool resolvers_set;           /* written in the file; else the host's (config_resolv.c) */
 	char *geoip_db;               /* NULL: no GeoIP enrichment */
 	char *doh_list;               /* NULL: the shipped data file */
 	bool enforce;                 /* default true; false: observe only (no_policy) */
@@ -263,6 +264,24 @@ int config_check_file(const char *path, FILE *out, FILE *err);
  * `socket cgroupv2 level L` matches in the gateway's ruleset. PARENT's depth plus one.
  */
 unsigned config_cgroup_level(const struct sg_config *c);
+
+/*
+ * Parses resolv.conf text: the "nameserver ADDR" lines (port 53), at most max of them
+ * into out (*n set). Pure; 0.
+ */
+int config_resolv_parse(const char *text, size_t len, struct sg_resolver *out, size_t max,
+			size_t *n);
+
+/*
+ * gateway.resolvers not written in the file: sets them to the host's, from resolv
+ * (/etc/resolv.conf), or from resolved (/run/systemd/resolve/resolv.conf) when resolv
+ * names only systemd-resolved's stub. from gets the file used. A missing file gives no
+ * resolvers. 0, -ENOMEM or another -errno reading the file.
+ */
+int config_host_resolvers(struct sg_config *c, const char *resolv, const char *resolved,
+			  char *from, size_t fromlen);
+#define CONFIG_RESOLV_CONF "/etc/resolv.conf"
+#define CONFIG_RESOLVED_CONF "/run/systemd/resolve/resolv.conf"
 
 /* Frees a config and everything it owns. Accepts NULL. */
 void config_free(struct sg_config *c);

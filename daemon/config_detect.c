@@ -5,15 +5,13 @@
  */
 #include "daemon/config.h"
 #include "daemon/config_yaml.h"
+#include "common/paths.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef SANDGATE_RULES_DIR
-#define SANDGATE_RULES_DIR "/usr/share/sandgate/rules"
-#endif
 
 #define F(T, f) offsetof(T, f)
 #define RULES_PATHS_MAX 64
@@ -35,7 +33,7 @@ int cfg_detect_default(struct sg_detect_config *c)
 	c->rate_interval_ms = 60000;
 	c->rules_default = true;
 	c->rules = calloc(1, sizeof(*c->rules));
-	if (!c->rules || !(c->rules[0] = strdup(SANDGATE_RULES_DIR)))
+	if (!c->rules || !(c->rules[0] = strdup(sg_rules_dir())))
 		return -ENOMEM;
 	c->n_rules = 1;
 	return 0;

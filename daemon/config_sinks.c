@@ -215,6 +215,8 @@ static const struct cfg_key sink_keys[] = {
 	{ "retry_min", CK_DURATION, F(SC, retry_min_ms), 0, 1, 3600 * MS_S, NULL, NULL },
 	{ "retry_max", CK_DURATION, F(SC, retry_max_ms), 0, 1, 3600 * MS_S, NULL, NULL },
 	{ "batch_lines", CK_UINT, F(SC, batch_lines), sizeof(uint64_t), 1, 100000, NULL, NULL },
+	{ "stall_bytes", CK_SIZE, F(SC, stall_bytes), 0, 0, UINT64_MAX, NULL, NULL },
+	{ "stall_after", CK_DURATION, F(SC, stall_after_ms), 0, 0, 30 * 24 * 3600 * MS_S, NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef SC
@@ -272,7 +274,7 @@ static int one_sink(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_inve
 {
 	struct sg_sink_config s = {
 		.kind = SG_SINK_FILE, .retry_min_ms = 200, .retry_max_ms = 30 * MS_S,
-		.batch_lines = 500,
+		.batch_lines = 500, .stall_bytes = 1ull << 30, .stall_after_ms = 3600 * MS_S,
 	};
 	int ret = cfg_walk(ctx, v, sink_keys, &s, "sinks[]");
 

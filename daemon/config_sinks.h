@@ -38,6 +38,8 @@ struct sg_sink_config {
 	uint64_t retry_min_ms;            /* first delay after a failure; default 200 ms */
 	uint64_t retry_max_ms;            /* backoff cap; default 30 s */
 	uint64_t batch_lines;             /* lines per write/cursor save; default 500 */
+	uint64_t stall_bytes;             /* stalled this far behind; default 1 GiB, 0 off */
+	uint64_t stall_after_ms;          /* stalled failing this long; default 1 h, 0 off */
 };
 
 struct sg_invest_config {

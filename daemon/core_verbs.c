@@ -24,6 +24,18 @@ static int verb_ping(void *ctx, const struct control_peer *peer,
 	return *result ? 0 : -ENOMEM;
 }
 
+/* "health": {"ok": bool, "reasons": "..." or null}: `sandgate status` exits 1 unless ok. */
+static int add_health(struct daemon *d, json_t *result)
+{
+	char why[HEALTH_REASONS_MAX];
+	bool ok = health_check(d, why, sizeof(why));
+
+	if (json_object_set_new(result, "health",
+				json_pack("{s:b,s:s?}", "ok", ok, "reasons", ok ? NULL : why)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int verb_status(void *ctx, const struct control_peer *peer,
 		       const struct control_request *req, json_t **result, char *err,
 		       size_t errlen)
@@ -48,7 +60,7 @@ static int verb_status(void *ctx, const struct control_peer *peer,
 			    "lost", (json_int_t)st.lost,
 			    "write_errors", (json_int_t)st.write_errors,
 			    "stalled", st.stalled);
-	return *result ? 0 : -ENOMEM;
+	return *result ? add_health(d, *result) : -ENOMEM;
 }
 
 /* reload: as SIGHUP, with the outcome (and the first FILE:LINE error) in the reply. */

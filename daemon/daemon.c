@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "daemon/statelock.h"
 #include "journal/keystore.h"
 
 static int replace_str(char **field, const char *val)
@@ -25,6 +26,23 @@ static int replace_str(char **field, const char *val)
 	free(*field);
 	*field = copy;
 	return 0;
+}
+
+/* gateway.resolvers left out: the host's (18.6); logged once, the edge. */
+int daemon_host_resolvers(struct sg_config *c)
+{
+	char from[256];
+	int ret;
+
+	if (!c->gateway.enabled)
+		return 0;   /* only the gateway uses them: a host without resolv.conf still starts */
+	ret = config_host_resolvers(c, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
+				    sizeof(from));
+	if (ret)
+		log_errno(ret, "gateway.resolvers: cannot read the host's resolvers from %s", from);
+	else if (!c->gateway.resolvers_set && c->gateway.enabled && !c->gateway.n_resolvers)
+		log_warnx("gateway.resolvers: none in %s: sessions get no DNS", from);
+	return ret;
 }
 
 int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out)
@@ -45,6 +63,8 @@ int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out)
 		ret = cfg ? 0 : -ENOMEM;
 	}
 	config_errors_free(&errs);
+	if (ret == 0)
+		ret = daemon_host_resolvers(cfg);
 	if (ret == 0 && opts->state_dir)
 		ret = replace_str(&cfg->state_dir, opts->state_dir);
 	if (ret == 0 && opts->control_path)
@@ -127,7 +147,7 @@ static int daemon_open_journal(struct daemon *d)
 		log_errno(ret, "%s: cannot start the journal", d->cfg->state_dir);
 		return ret;
 	}
-	event_set_sink(journal_submit, d->journal);
+	event_set_sink(health_submit, d);   /* journal_submit, counting sensor losses */
 	journal_get_stats(d->journal, &st);
 	d->first_seq = st.next_seq;
 	return 0;
@@ -150,6 +170,8 @@ static int reload_load(struct daemon *d, struct sg_config **out, char *err, size
 			snprintf(err, errlen, "%s: %s", d->opts.config_path, strerror(-ret));
 	}
 	config_errors_free(&errs);
+	if (ret == 0)
+		ret = daemon_host_resolvers(*out);
 	if (ret == 0 && d->opts.state_dir)
 		ret = replace_str(&(*out)->state_dir, d->opts.state_dir);
 	if (ret == 0 && d->opts.control_path)
@@ -205,6 +227,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	replace_str(&fresh->host, d->cfg->host);
 	retire(d, d->cfg);
 	d->cfg = fresh;
+	log_set_level((enum log_level)fresh->log_level);
 	detect_reload(d);   /* the rules files the new config names; refusal is recorded */
 	return 0;
 }
@@ -323,7 +346,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 
 int daemon_main(const struct daemon_opts *opts)
 {
-	struct daemon d = { .opts = *opts, .sigfd = -1 };
+	struct daemon d = { .opts = *opts, .sigfd = -1, .health.tfd = -1 };
 	sigset_t mask;
 	int ret;
 
@@ -339,6 +362,12 @@ int daemon_main(const struct daemon_opts *opts)
 	ret = daemon_load_config(opts, &d.cfg);
 	if (ret)
 		return 1;
+	log_set_level((enum log_level)d.cfg->log_level);   /* same order as sg_log_level */
+	/* Before anything in the state dir is touched: one daemon per directory. */
+	if (daemon_lock_state(d.cfg->state_dir)) {
+		config_free(d.cfg);
+		return 1;
+	}
 	ret = daemon_cgroup2_root(d.cfg->cgroup.root, d.cgroup_root, sizeof(d.cgroup_root));
 	snprintf(d.session_prefix, sizeof(d.session_prefix), "/%s", d.cfg->cgroup.parent);
 	if (ret == 0)

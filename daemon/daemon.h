@@ -13,6 +13,7 @@
 
 #include "daemon/config.h"
 #include "daemon/control.h"
+#include "daemon/health.h"
 #include "daemon/loop.h"
 
 struct nft_handle;
@@ -54,6 +55,7 @@ struct daemon {
 	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
 	struct detection *detection;   /* rules and alerts (daemon/detect_glue.c), or NULL */
 	uint64_t first_seq;          /* the journal's next seq when this run opened it */
+	struct daemon_health health; /* /healthz, status, the operator's metrics (health.c) */
 };
 
 /*
@@ -72,6 +74,8 @@ int daemon_main(const struct daemon_opts *opts);
  * overrides. Returns 0, or -errno with every error printed on stderr as FILE:LINE.
  */
 int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out);
+/* Sets gateway.resolvers to the host's when the file left them out (logs). 0 or -errno. */
+int daemon_host_resolvers(struct sg_config *c);
 
 /*
  * Sessions: load the registry from the state dir, adopt live sessions, register the
@@ -122,10 +126,10 @@ int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char 
 void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id);
 
 /*
- * Serves GET /metrics (Prometheus text format) on cfg->metrics_listen from a
- * libmicrohttpd thread; NULL metrics_listen: nothing. Started with the gateway for now
- * (its counters are the only ones exported). 0 or -errno (-EADDRINUSE...). fini stops
- * it; accepts a daemon without one.
+ * Starts the health sampling (daemon/health.c) and serves GET /metrics and /healthz
+ * (Prometheus text format) on cfg->metrics_listen from a libmicrohttpd thread; NULL
+ * metrics_listen: sampling only. 0 or -errno (-EADDRINUSE...). fini stops both;
+ * accepts a daemon without them.
  */
 int daemon_metrics_init(struct daemon *d);
 void daemon_metrics_fini(struct daemon *d);
@@ -156,6 +160,13 @@ void detect_reload(struct daemon *d);
 int daemon_detect_check(const struct sg_config *c, struct config_errors *errs, size_t *n);
 /* Detection's counters for /metrics (nothing when it is off). 0 or -EIO. */
 int daemon_detect_metrics(struct daemon *d, FILE *f);
+
+/*
+ * Sink i's name and figures for /metrics; returns the number of sinks (0 when i is past
+ * the last one, or none run). Thread-safe.
+ */
+struct sink_stats;
+size_t daemon_sink_stats(struct daemon *d, size_t i, const char **name, struct sink_stats *st);
 
 /* The core verbs every daemon answers: ping, status. */
 int daemon_register_core_verbs(struct daemon *d);

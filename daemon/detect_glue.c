@@ -151,11 +151,11 @@ static int load_rules(const struct sg_config *c, struct detect_rules **out,
 		      struct config_errors *errs)
 {
 	struct detect_vars v = { .state_dir = c->state_dir, .control_socket = c->control_socket };
-	struct stat st;
 
-	/* The shipped rules missing (an installed binary without them) is not an error. */
-	if (c->detect.rules_default && c->detect.n_rules == 1 && stat(c->detect.rules[0], &st))
-		return detect_rules_load_paths(out, NULL, 0, &v, errs);
+	/*
+	 * The shipped rules missing is a broken install: an error naming the path, as for a
+	 * rules path the config names (before, the daemon ran with no rules, silently).
+	 */
 	return detect_rules_load_paths(out, c->detect.rules, c->detect.n_rules, &v, errs);
 }
 

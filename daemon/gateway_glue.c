@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 
 #include "common/log.h"
+#include "common/paths.h"
 #include "common/timeutil.h"
 #include "daemon/loop.h"
 #include "daemon/daemon.h"
@@ -21,9 +22,6 @@
 #include "nft/nft.h"
 #include "policy/policy.h"
 
-#ifndef SANDGATE_DATA_DIR
-#define SANDGATE_DATA_DIR "/usr/share/sandgate"
-#endif
 
 static void nft_opts(const struct sg_config *c, struct nft_options *o)
 {
@@ -42,23 +40,22 @@ static void nft_opts(const struct sg_config *c, struct nft_options *o)
 
 /*
  * The compiled policies of c with its DoH list (gateway.doh_list, or the shipped
- * SANDGATE_DATA_DIR/doh-endpoints.txt: missing, the policies work without one, said
- * loudly). Errors (FILE:LINE) appended to errs. 0 or -errno.
+ * DATADIR/doh-endpoints.txt, common/paths.h: missing is an error naming the path). Errors (FILE:LINE) appended to errs. 0 or -errno.
  */
 int daemon_policy_build(const struct sg_config *c, struct policy_set **out,
 			struct config_errors *errs)
 {
 	const char *path = c->gateway.doh_list;
 	struct doh_list *doh = NULL;
+	char shipped[4096];
 	int ret;
 
-	if (!path)
-		path = SANDGATE_DATA_DIR "/doh-endpoints.txt";
-	ret = doh_list_load(path, &doh, errs);
-	if (ret == -ENOENT && !c->gateway.doh_list) {
-		log_warnx("gateway: no DoH endpoint list at %s: DoH endpoints are not known", path);
-		ret = 0;
+	if (!path) {
+		snprintf(shipped, sizeof(shipped), "%s/doh-endpoints.txt", sg_data_dir());
+		path = shipped;
 	}
+	/* The shipped list missing is a broken install: refused like a named one (18.2). */
+	ret = doh_list_load(path, &doh, errs);
 	if (ret == 0)
 		ret = policy_set_build(c, doh, out);
 	doh_list_free(doh);

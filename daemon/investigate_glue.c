@@ -135,7 +135,7 @@ static void sink_settings_from(struct sink_settings *ss, const struct sg_sink_co
 		.addr_len = sc->addr_len, .host = host, .events = sc->events,
 		.n_events = sc->n_events, .retry_min_ms = sc->retry_min_ms,
 		.retry_max_ms = sc->retry_max_ms, .batch_lines = sc->batch_lines,
-		.confirm_ms = 1000,
+		.confirm_ms = 1000, .stall_bytes = sc->stall_bytes, .stall_ms = sc->stall_after_ms,
 	};
 }
 
@@ -288,4 +288,15 @@ void daemon_investigation_fini(struct daemon *d)
 		sink_curl_global_cleanup();
 	free(inv);
 	d->investigation = NULL;
+}
+
+size_t daemon_sink_stats(struct daemon *d, size_t i, const char **name, struct sink_stats *st)
+{
+	struct investigation *inv = d->investigation;
+
+	if (!inv || i >= inv->n_sinks)
+		return 0;
+	*name = sink_name(inv->sinks[i]);
+	sink_get_stats(inv->sinks[i], st);
+	return inv->n_sinks;
 }

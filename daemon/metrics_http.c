@@ -1,7 +1,10 @@
 /*
- * GET /metrics over HTTP (libmicrohttpd, its own polling thread): the gateway's queue,
- * verdict, DNS, drop and loss counters and its decision-latency histogram (when the
- * gateway is on) and detection's counters, in the Prometheus text format. Every other path is 404, every other method 405.
+ * GET /metrics over HTTP (libmicrohttpd, its own polling thread): the journal, sinks,
+ * sensor losses, sessions by state and health (daemon/metrics_ops.c), the gateway's
+ * queue, verdict, DNS, drop and loss counters and its decision-latency histogram (when
+ * the gateway is on) and detection's counters, in the Prometheus text format.
+ * GET /healthz: 200 "ok" when healthy, 503 with the reasons otherwise (daemon/health.h).
+ * Every other path is 404, every other method 405.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,7 +34,8 @@ static char *render(struct daemon *d, size_t *len)
 		return NULL;
 	fprintf(f, "# HELP sandgate_up The daemon answers\n# TYPE sandgate_up gauge\n"
 		   "sandgate_up 1\n");
-	bad = d->gateway ? gateway_metrics(d->gateway, f) : 0;
+	bad = health_metrics(d, f);
+	bad |= d->gateway ? gateway_metrics(d->gateway, f) : 0;
 	bad |= daemon_detect_metrics(d, f);
 	if (fclose(f) != 0 || bad) {
 		free(buf);
@@ -54,6 +58,16 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, char *body
 	return ret;
 }
 
+static enum MHD_Result healthz(struct MHD_Connection *c, struct daemon *d)
+{
+	char why[HEALTH_REASONS_MAX], *body;
+	bool ok = health_check(d, why, sizeof(why));
+
+	if (asprintf(&body, "%s\n", ok ? "ok" : why) < 0)
+		return MHD_NO;
+	return reply(c, ok ? 200 : 503, body, strlen(body), MHD_RESPMEM_MUST_FREE);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload, size_t *upload_len, void **req)
@@ -68,6 +82,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)req;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return reply(c, 405, notallowed, strlen(notallowed), MHD_RESPMEM_PERSISTENT);
+	if (strcmp(url, "/healthz") == 0)
+		return healthz(c, cls);
 	if (strcmp(url, "/metrics") != 0)
 		return reply(c, 404, notfound, strlen(notfound), MHD_RESPMEM_PERSISTENT);
 	page = render(cls, &len);
@@ -105,6 +121,8 @@ int daemon_metrics_init(struct daemon *d)
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	int ret;
 
+	if (d->health.tfd < 0 && (ret = health_start(d)) != 0)
+		return ret;   /* sampling for status and /healthz, with or without a listener */
 	if (!d->cfg->metrics_listen || d->metrics)
 		return 0;
 	ret = sockaddr_of(d->cfg->metrics_listen, &ss);
@@ -130,6 +148,7 @@ int daemon_metrics_init(struct daemon *d)
 
 void daemon_metrics_fini(struct daemon *d)
 {
+	health_stop(d);
 	if (!d->metrics)
 		return;
 	MHD_stop_daemon(d->metrics->mhd);

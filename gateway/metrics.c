@@ -77,8 +77,8 @@ int gateway_metrics(struct gateway *g, FILE *out)
 	fprintf(out, "# HELP sandgate_gateway_sessions Session marks the packet path knows\n"
 		     "# TYPE sandgate_gateway_sessions gauge\nsandgate_gateway_sessions %zu\n",
 		marktab_count(g->marks));
-	pthread_mutex_lock(&g->lock);
-	gw_blocks_metrics(g->blocks, out);
-	pthread_mutex_unlock(&g->lock);
+	/* No per-session series (sandgate_gateway_session_blocked_total was one): a
+	 * label per session id churns series; the session's figures are in the journal
+	 * (policy.violation, net.connect verdicts). */
 	return histogram(g, out) == 0 && !ferror(out) ? 0 : -EIO;
 }

@@ -109,6 +109,11 @@ static bool consumers_past(struct retention_run *r, uint64_t seg)
 
 		if (!strstr(de->d_name, ".cursor") || strstr(de->d_name, ".tmp"))
 			continue;
+		/* A stalled sink (journal/sink_stats.c) no longer holds the disk hostage. */
+		snprintf(path, sizeof(path), "%s/%.*s.stalled", r->sinks_dir,
+			 (int)(strstr(de->d_name, ".cursor") - de->d_name), de->d_name);
+		if (access(path, F_OK) == 0)
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", r->sinks_dir, de->d_name);
 		f = fopen(path, "re");
 		ok = f && fscanf(f, "%" SCNu64 " %" SCNu64, &seq, &s) == 2 && s > seg;

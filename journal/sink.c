@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "journal/envelope.h"
 #include "journal/ocsf.h"
@@ -97,12 +98,24 @@ int sink_new(struct sink **out, const char *state_dir, const struct sink_setting
 	if (ret == 0)
 		ret = make_paths(k, state_dir);
 	if (ret == 0)
+		ret = sink_stats_init(k, state_dir);
+	if (ret == 0)
 		ret = sink_cursor_load(k->cursor_path, &k->committed);
 	if (ret) {
 		sink_free(k);
 		return ret;
 	}
 	k->sent = k->committed;
+	/* A new sink's cursor is written at once: retention waits for it from the first
+	 * line, not only once it has delivered something (journal/retention.h). */
+	if (access(k->cursor_path, F_OK) < 0 && errno == ENOENT) {
+		k->dirty = true;
+		ret = save_cursor(k, true);
+		if (ret) {
+			sink_free(k);
+			return ret;
+		}
+	}
 	*out = k;
 	return 0;
 }
@@ -113,6 +126,7 @@ void sink_free(struct sink *k)
 		return;
 	/* Stopping: nobody to tell of a failed save, which only means duplicates later. */
 	(void)save_cursor(k, true);
+	sink_stats_fini(k);
 	sink_io_close(k);
 	sink_tls_free(k);
 	buf_free(&k->out);
@@ -247,9 +261,8 @@ static int prepare(struct sink *k)
 	return ret;
 }
 
-int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
+static int step_once(struct sink *k, size_t *progressed, uint64_t *retry_ms)
 {
-	struct sink *k = ctx;
 	struct follow_cursor c;
 	size_t n = 0;
 	int ret;
@@ -264,15 +277,30 @@ int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	c = k->sent;
 	buf_reset(&k->out);
 	ret = follow_read_buf(k->journal_dir, &c, k->s.batch_lines, on_line, k, &n, &k->rd);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT) {
+		k->idle = true;
 		return 0;   /* no journal yet */
+	}
 	if (ret == 0 && k->out.len)
 		ret = sink_io_write(k, k->out.data, k->out.len);
 	if (ret)
 		return fail(k, ret, retry_ms);
-	if (n == 0)
+	if (n == 0) {
+		k->idle = k->n_pending == 0;
 		return save_cursor(k, true);   /* caught up: nothing may wait in memory */
+	}
 	k->lines_sent += n;
 	*progressed = n;
 	return delivered(k, &c);
+}
+
+int sink_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
+{
+	struct sink *k = ctx;
+	int ret;
+
+	k->idle = false;
+	ret = step_once(k, progressed, retry_ms);
+	sink_track(k, ret, *progressed);
+	return ret;
 }

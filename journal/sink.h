@@ -61,6 +61,9 @@ struct sink_settings {
 	uint64_t retry_min_ms, retry_max_ms;
 	uint64_t batch_lines;
 	uint64_t confirm_ms;              /* syslog: hold before a sent batch is confirmed */
+	/* A sink failing this long, or this many journal bytes behind, is stalled: it stops
+	 * holding retention back and says so (sink.stalled); 0: that bound is off. */
+	uint64_t stall_bytes, stall_ms;
 };
 
 /*
@@ -118,6 +121,20 @@ const char *sink_name(const struct sink *s);
 
 /* The detail of the last failure (OpenSSL's reason, curl's message), or "" when none. */
 const char *sink_last_error(const struct sink *s);
+
+/* What /metrics and /healthz show of a sink; a consistent snapshot. */
+struct sink_stats {
+	uint64_t committed_seq;           /* the next seq the receiver surely lacks */
+	uint64_t lines_sent;
+	uint64_t failures;                /* failed steps (each rewinds and backs off) */
+	uint64_t backlog_bytes;           /* journal bytes after the durable cursor */
+	uint64_t failing_ms;              /* since the last successful step; 0 when fine */
+	uint64_t behind_ms;               /* since it was last caught up; 0 when caught up */
+	bool stalled;                     /* past stall_bytes or stall_ms (sink.stalled) */
+};
+
+/* Thread-safe (the sink's worker updates it after each step). */
+void sink_get_stats(struct sink *s, struct sink_stats *out);
 
 /* libcurl's process-wide setup, once, before any HTTP sink starts (not thread-safe). */
 int sink_curl_global_init(void);

@@ -33,6 +33,7 @@ static const struct {
 	{ "resource.limit", 1 }, { "control.denied", 1 }, { "daemon.", 1 },
 	{ "gateway.start", 1 }, { "retention.", 1 }, { "journal.open", 1 },
 	{ "journal.segment", 1 }, { "journal.recovery", 1 }, { "journal.disk_full", 1 },
+	{ "sink.", 1 },   /* sink.stalled / sink.recovered: the other receivers must see it */
 	{ "process.", 2 }, { "file.", 2 }, { "net.connect", 2 }, { "net.dns", 2 },
 	{ "tool.invoke", 2 },
 	{ "net.flow", 3 }, { "journal.heartbeat", 3 },

@@ -2,6 +2,8 @@
 #ifndef SANDGATE_JOURNAL_SINK_IMPL_H
 #define SANDGATE_JOURNAL_SINK_IMPL_H
 
+#include <pthread.h>
+
 #include "journal/follow.h"
 #include "journal/sink.h"
 
@@ -45,6 +47,13 @@ struct sink {
 	struct follow_buf rd;             /* the follower's read buffer, kept */
 	struct buf ocsf;                  /* one line's OCSF rendering (format: ocsf) */
 	uint64_t lines_sent, reconnects;
+	/* sink_stats.c: the stall watch; st is read by other threads under st_lock. */
+	pthread_mutex_t st_lock;
+	struct sink_stats st;
+	bool idle;                        /* the last step found nothing to send */
+	uint64_t ok_ms, idle_ms;          /* last successful step, last caught up */
+	uint64_t measured_ms;             /* last backlog measure */
+	char stalled_path[4096];          /* STATE/sinks/NAME.stalled while stalled */
 };
 
 /* sink_cursor.c: the cursor file, "seq SEGMENT OFFSET\n", replaced atomically. */
@@ -61,6 +70,11 @@ int sink_io_alive(struct sink *k);
 int sink_io_unacked(struct sink *k, int *bytes);
 
 uint64_t sink_now_ms(void);
+
+/* sink_stats.c: after each step (ret its result); emits sink.stalled / sink.recovered. */
+void sink_track(struct sink *k, int ret, size_t progressed);
+int sink_stats_init(struct sink *k, const char *state_dir);
+void sink_stats_fini(struct sink *k);
 
 /* Whether the kind is syslog (TCP or TLS): confirmed by TCP acks, not by the receiver. */
 bool sink_is_syslog(const struct sink *k);

@@ -16,6 +16,8 @@ bash scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/release -j"$(nproc)" --target sandgated sandgate
 BIN=$PWD/build/release
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$PWD/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$PWD/rules}
 STATE=/var/lib/sandgate
 SOCK=/run/sandgate/control.sock
 

@@ -36,6 +36,9 @@ PACKAGES=(
   runc
   # event schema test: validates journal lines against docs/schema/ (draft 2020-12)
   python3-jsonschema
+  # operators (issue 18): promtool checks /metrics; the Debian package is built with
+  # debhelper and checked with lintian
+  prometheus debhelper lintian
 )
 
 # npm: Debian's package, unless a Node.js that bundles its own npm is installed already
@@ -63,4 +66,10 @@ fi
 # disabled again; an auditd the host had before is left alone.
 if [[ " ${missing[*]:-} " == *" auditd "* ]] && command -v systemctl >/dev/null; then
   systemctl disable --now auditd >/dev/null 2>&1 || true
+fi
+
+# prometheus is here for promtool only (t_daemon_health checks /metrics with it); the
+# server its package starts is stopped and disabled again when this run installed it.
+if [[ " ${missing[*]:-} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
+  systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi

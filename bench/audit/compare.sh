@@ -27,6 +27,8 @@
 # shared, so run several rounds and take medians.
 set -u
 BIN=$(realpath "${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}")
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 BASE=${SANDGATE_BASE_BIN:+$(realpath "$SANDGATE_BASE_BIN")}
 ROUNDS=${1:-3}
 PHASES=${PHASES:-storm work fwrite}

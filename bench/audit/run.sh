@@ -14,6 +14,8 @@
 # sensor.loss; file events and their rate. Prints one result line per measure.
 set -u
 BIN=${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 N_TRUE=${1:-10000}
 N_PIPE=${2:-3333}
 N_FILES=${3:-20000}

@@ -27,6 +27,8 @@
 set -euo pipefail
 
 BUILD=$(cd "${1:-build/rel}" && pwd)
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 ROUNDS=${2:-3}
 SECS=${3:-3}
 OUT=${OUT:-/tmp/sgbench-gateway-$(date -u +%Y%m%dT%H%M%S).tsv}

@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=$(realpath "${1:-build/pe-rel}")
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 RUNS=${2:-7}
 T=$(mktemp -d /tmp/sgbench-reload.XXXXXX)
 GW=sgbr-$$-gw

@@ -4,6 +4,8 @@
 #   bench/sessions/run.sh [BUILD_DIR] [N]
 set -eu
 BUILD=${1:-build/release}
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 N=${2:-1000}
 TMP=$(mktemp -d /tmp/sgbench.XXXXXX)
 PARENT=sgbench-$$

@@ -4,6 +4,8 @@ set -u
 
 BIN=${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}
 SRC=${SANDGATE_SRC:?SANDGATE_SRC must point at the source tree}
+# The build tree reads the rules and data of the source tree (common/paths.h).
+export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$SRC/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$SRC/rules}
 PASSED=0
 FAILED=0
 CLEANUPS=()

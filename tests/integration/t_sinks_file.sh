@@ -44,8 +44,10 @@ at_least() { [ "$(lines "$1")" -ge "$2" ]; }
 contiguous() { jq -r .seq "$1" | awk '$1 != NR - 1 { bad = 1 } END { exit bad }'; }
 prefix_of_journal() {
 	local n
-	n=$(lines "$1")
-	cmp -s "$1" <(cat "$SG_STATE"/journal/*.jsonl | head -n "$n")
+	# A snapshot: the sink may append between counting its lines and comparing them.
+	cp "$1" "$T_TMP/prefix.snap"
+	n=$(lines "$T_TMP/prefix.snap")
+	cmp -s "$T_TMP/prefix.snap" <(cat "$SG_STATE"/journal/*.jsonl | head -n "$n")
 }
 starts_in() { [ "$(grep -c '"event":"daemon.start"' "$1")" -eq "$2" ]; }
 

@@ -207,7 +207,7 @@ static void test_full_file(void **state)
 static void test_example_file(void **state)
 {
 	struct config_errors e = CONFIG_ERRORS_INIT;
-	struct sg_config *c = NULL;
+	struct sg_config *c = NULL, *d;
 	char *path = data_path("../../daemon/sandgate.example.yaml");
 	int rc;
 
@@ -217,9 +217,17 @@ static void test_example_file(void **state)
 	rc = config_load_file(path, &c, &e);
 	print_errors(&e);
 	assert_int_equal(rc, 0);
-	assert_int_equal(c->n_policies, 2);
-	assert_non_null(config_policy(c, "locked"));
-	assert_string_equal(config_policy(c, NULL)->allow[2].domain, "xn--bcher-kva.example");
+	/* Issue 18.6: the example shows the true defaults (its examples are comments). */
+	d = config_default();
+	assert_non_null(d);
+	assert_int_equal(c->n_policies, d->n_policies);
+	assert_int_equal(config_policy(c, NULL)->n_allow, config_policy(d, NULL)->n_allow);
+	assert_int_equal(config_policy(c, NULL)->n_deny, 0);
+	assert_false(c->gateway.resolvers_set);
+	assert_int_equal(c->gateway.enabled, d->gateway.enabled);
+	assert_string_equal(c->state_dir, d->state_dir);
+	assert_string_equal(c->metrics_listen, d->metrics_listen);
+	config_free(d);
 	config_free(c);
 	free(path);
 }
