@@ -51,6 +51,8 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	pthread_cond_init(&a->sync_cv, NULL);
 	snprintf(a->prefix, sizeof(a->prefix), "%s", s->session_prefix);
 	a->self = getpid();
+	a->proc_rcvbuf = s->proc_rcvbuf && s->proc_rcvbuf <= (1u << 30) ? (int)s->proc_rcvbuf
+								       : 32 << 20;
 	/* Mounts are polled by the fanotify thread from what the connector notes. */
 	if (s->proc && s->files && mntwatch_new(&a->mw) != 0)
 		a->mw = NULL;

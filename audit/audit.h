@@ -37,6 +37,7 @@ struct audit_settings {
 	bool package_alerts;             /* and an alert for an unapproved source: off when
 					  * detection's rule raises it instead */
 	bool exec_audit;                 /* process.exec from the audit subsystem (proc) */
+	uint64_t proc_rcvbuf;            /* connector socket buffer, bytes; 0: 32 MiB */
 };
 
 struct audit;

@@ -130,6 +130,7 @@ struct audit {
 	pthread_cond_t sync_cv;
 	uint64_t done_ns;            /* connector events queued before this are processed */
 	int poke_fd;                 /* eventfd: asks the connector thread to catch up */
+	int proc_rcvbuf;             /* connector SO_RCVBUF (audit.proc_rcvbuf) */
 };
 
 /* Connector thread: every event queued before t (monotonic ns) has been processed. */

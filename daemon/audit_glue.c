@@ -86,6 +86,7 @@ int daemon_audit_init(struct daemon *d)
 		 * the package.install line (docs/packages.md): one alert, not two. */
 		.package_alerts = !d->cfg->detect.enabled,
 		.exec_audit = c->exec_source == SG_EXEC_AUDIT,
+		.proc_rcvbuf = c->proc_rcvbuf,
 	};
 	char off[32];
 	int ret;
