@@ -68,10 +68,17 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 		atomic_store(&a->exec_audit, true);
 		ret = auditsrc_start(&a->as, a);
 		if (ret) {
+			char why[160];
+
 			atomic_store(&a->exec_audit, false);
 			log_errno(ret, "audit: the audit exec source could not start (execs from "
 				  "the proc connector)");
 			add_off(off, offlen, "exec_audit");
+			snprintf(why, sizeof(why), "the audit exec source could not start (%s)",
+				 strerror(-ret));
+			audit_emit_exec_source("proc_connector", why);
+		} else {
+			audit_emit_exec_source("audit", "arguments from the kernel's EXECVE records");
 		}
 	}
 	if (s->files && (rf = fanmon_start(&a->fm, a, s)) != 0)

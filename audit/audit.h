@@ -43,6 +43,15 @@ struct audit_settings {
 struct audit;
 
 /*
+ * Whether the audit exec source can run here, asked before the sensors start (for
+ * daemon.start): a NETLINK_AUDIT socket, AUDIT_GET (CAP_AUDIT_CONTROL), the flag not
+ * locked (enabled 2), the read-only multicast group (CAP_AUDIT_READ). Without want_audit
+ * (audit.exec_source: proc_connector) nothing is asked. Returns the source that will run,
+ * "audit" or "proc_connector", with why in why[len].
+ */
+const char *audit_exec_probe(bool want_audit, char *why, size_t len);
+
+/*
  * Opens the proc connector socket and the fanotify group (privileged: root), marks the
  * filesystems, and starts the two threads. A sensor the kernel refuses is left off and
  * named in *off ("proc", "files"); the other still runs. Returns 0, or -errno when

@@ -59,6 +59,8 @@ struct exec_info {
 	size_t cmdlen;
 	bool argv_complete;          /* the whole cmdline was read, and it was not empty */
 	bool argv_truncated;         /* longer than AUDIT_ARGV_MAX: cut by us */
+	bool args_kernel;            /* from the kernel's EXECVE records (else /proc, read
+				      * after the exec: the process could have rewritten them) */
 	uint64_t mntns;              /* mount namespace inode; 0 unknown */
 	bool has_fd0, has_fd1;       /* /proc/PID/fd/0 and 1 could be read */
 	char fd0[PATH_MAX];          /* their link text: "pipe:[N]", "/dev/pts/0", ... */
@@ -126,6 +128,9 @@ struct audit {
 	struct pkgtrack *pk;         /* NULL: package installs not tracked */
 	struct auditsrc *as;         /* NULL: execs from the proc connector */
 	atomic_bool exec_audit;      /* process.exec from the audit source, not the connector */
+	/* Session execs the connector left to the audit source, and those the audit
+	 * source emitted: the difference grows while its records do not come (tamper). */
+	_Atomic uint64_t exec_skipped, exec_emitted;
 	pthread_mutex_t sync_mu;
 	pthread_cond_t sync_cv;
 	uint64_t done_ns;            /* connector events queued before this are processed */
@@ -185,6 +190,9 @@ int procq_exec(struct procq *q, const struct cn_event *ev, const struct ptab_ent
 int procq_exit(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
 int procq_uid(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
 void procq_kick(struct procq *q);
+/* Journals audit.exec_source {exec_source, why}: where process.exec comes from now
+ * (audit/auditwatch.c). */
+void audit_emit_exec_source(const char *src, const char *why);
 /* Emits sensor.loss {sensor, lost (NULL-able: -1 = unknown), why}. 0 or -errno. */
 int audit_emit_loss(const char *sensor, int64_t lost, const char *why);
 

@@ -153,6 +153,7 @@ static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 			      x->cmdlen, x->has_cwd ? x->cwd : NULL,
 			      x->has_ids || pe.ids_known, x->has_ids ? x->uid : pe.uid);
 	if (atomic_load(&p->a->exec_audit)) {
+		atomic_fetch_add(&p->a->exec_skipped, 1);
 		exec_info_clear(x);   /* the audit source emits this exec (auditsrc.c) */
 		return;
 	}

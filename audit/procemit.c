@@ -96,6 +96,9 @@ int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 	put_argv(e, x);
 	event_bool(e, "argv_complete", x->argv_complete);
 	event_bool(e, "args_truncated", x->argv_truncated);
+	/* "proc": read from /proc/PID/cmdline after the exec, which the process (or a
+	 * launcher racing us) can rewrite first: complete as read, not proven unforged. */
+	event_str(e, "args_source", x->cmdline ? (x->args_kernel ? "kernel" : "proc") : NULL);
 	event_str(e, "comm", x->has_stat ? x->st.comm : NULL);
 	put_fd(e, "stdin", x->has_fd0, x->fd0);
 	put_fd(e, "stdout", x->has_fd1, x->fd1);
