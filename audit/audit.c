@@ -50,6 +50,8 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	pthread_mutex_init(&a->sync_mu, NULL);
 	pthread_cond_init(&a->sync_cv, NULL);
 	snprintf(a->prefix, sizeof(a->prefix), "%s", s->session_prefix);
+	if (s->proc)
+		exeid_init();   /* the well-known programs, hashed once before any exec */
 	a->self = getpid();
 	a->proc_rcvbuf = s->proc_rcvbuf && s->proc_rcvbuf <= (1u << 30) ? (int)s->proc_rcvbuf
 								       : 32 << 20;

@@ -84,6 +84,19 @@ int proc_session_of(pid_t pid, const char *prefix, char *sid, size_t sidlen,
 /* Monotonic ns of a /proc start time (clock ticks since boot). */
 uint64_t ticks_to_mono_ns(uint64_t ticks);
 
+/* ---- what program an exec ran (audit/exeid.c) -------------------------------------- */
+
+/* Reads the well-known programs once (thread-safe; also done by the first lookup). */
+void exeid_init(void);
+/* The well-known name ("curl", "dash", ...) of the regular file at path when it is one
+ * of them under any name (same inode, or the same size and SHA-256), else NULL. */
+const char *exeid_known_as(const char *path);
+/* Whether exe is the dynamic loader (ld-linux*.so*, ld.so). */
+bool exeid_is_loader(const char *exe);
+/* For the loader's cmdline: the program it loads (the first non-option argument after
+ * argv[0]), with its length in *alen; NULL when there is none. */
+const char *exeid_loaded(const char *cmdline, size_t len, size_t *alen);
+
 /* ---- mounts in sessions' own mount namespaces (audit/mountwatch.c) ---------------- */
 
 struct mntwatch;
