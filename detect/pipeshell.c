@@ -119,7 +119,6 @@ static bool is_shell(const struct drule *r, const char *name, json_t *args, size
 /* A shell given its script as -c STRING (the string already holds what ran). */
 static bool shell_inline(const struct drule *r, const char *name, json_t *args, size_t from)
 {
-	static const char *const c[] = { "-c", NULL };
 	json_t *a;
 	size_t i;
 
@@ -133,7 +132,6 @@ static bool shell_inline(const struct drule *r, const char *name, json_t *args, 
 		if (i >= from && s && s[0] != '-' && s[0] != '+')
 			return false;   /* a script file first */
 	}
-	(void)c;
 	return false;
 }
 
