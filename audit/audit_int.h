@@ -88,9 +88,10 @@ uint64_t ticks_to_mono_ns(uint64_t ticks);
 
 /* Reads the well-known programs once (thread-safe; also done by the first lookup). */
 void exeid_init(void);
-/* The well-known name ("curl", "dash", ...) of the regular file at path when it is one
- * of them under any name (same inode, or the same size and SHA-256), else NULL. */
-const char *exeid_known_as(const char *path);
+/* The well-known name ("curl", "dash", ...) of the program when it is one of them under
+ * any name (same inode, or the same size and SHA-256), else NULL. With is_exe, the file
+ * /proc/PID/exe holds while the process lives, else the file at path. */
+const char *exeid_known_as(pid_t pid, const char *path, bool is_exe);
 /* Whether exe is the dynamic loader (ld-linux*.so*, ld.so). */
 bool exeid_is_loader(const char *exe);
 /* For the loader's cmdline: the program it loads (the first non-option argument after

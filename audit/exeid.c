@@ -118,16 +118,15 @@ void exeid_init(void)
 	pthread_once(&once, load);
 }
 
-/* The table index of the file at path, or -1. Under mu. */
-static int lookup_locked(const char *path)
+/* The table index of the file open at fd, or -1. Under mu. */
+static int lookup_locked(int fd)
 {
 	unsigned char sha[32];
 	struct stat st;
-	int fd, found = -1;
+	int found = -1;
 	bool sized = false;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		goto out;
 	for (size_t i = 0; i < n_table; i++) {
 		if (table[i].dev == st.st_dev && table[i].ino == st.st_ino) {
@@ -152,21 +151,49 @@ static int lookup_locked(const char *path)
 	cache[cache_next] = (struct seen){ st.st_dev, st.st_ino, st.st_mtim, found };
 	cache_next = (cache_next + 1) % EXEID_CACHE;
 out:
-	if (fd >= 0)
-		close(fd);
 	return found;
 }
 
-const char *exeid_known_as(const char *path)
+/* Whether the link at proc names path (or path " (deleted)"). */
+static bool same_link(const char *proc, const char *path)
 {
-	int i;
+	char buf[PATH_MAX];
+	ssize_t n = readlink(proc, buf, sizeof(buf) - 1);
+	size_t plen = strlen(path);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strncmp(buf, path, plen) == 0 && (buf[plen] == '\0' ||
+						 strcmp(buf + plen, " (deleted)") == 0);
+}
+
+const char *exeid_known_as(pid_t pid, const char *path, bool is_exe)
+{
+	char proc[64];
+	int i = -1, fd = -1;
 
 	exeid_init();
 	if (!path || path[0] != '/')
 		return NULL;
+	/* The running file itself when the process is still there: right in its own mount
+	 * namespace and when the path was deleted or replaced since. */
+	if (is_exe && pid > 0) {
+		snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
+		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && !same_link(proc, path)) {
+			close(fd);   /* the pid is another program's now */
+			fd = -1;
+		}
+	}
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* NONBLOCK: a FIFO */
+	if (fd < 0)
+		return NULL;
 	pthread_mutex_lock(&mu);
-	i = lookup_locked(path);
+	i = lookup_locked(fd);
 	pthread_mutex_unlock(&mu);
+	close(fd);
 	return i >= 0 ? table[i].name : NULL;
 }
 

@@ -77,11 +77,12 @@ static void put_fd(struct event *e, const char *key, bool known, const char *lin
  * dynamic loader the program it loads); exe_known_as: a well-known downloader, shell or
  * interpreter that file is, under whatever name (audit/exeid.c). Detection keys on these.
  */
-static void put_program(struct event *e, const struct exec_info *x)
+static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 {
 	char path[PATH_MAX];
 	const char *arg;
 	size_t alen;
+	bool is_exe = true;
 
 	if (!x->has_exe) {
 		event_null(e, "program");
@@ -91,6 +92,7 @@ static void put_program(struct event *e, const struct exec_info *x)
 	snprintf(path, sizeof(path), "%s", x->exe);
 	if (exeid_is_loader(x->exe) && x->cmdline &&
 	    (arg = exeid_loaded(x->cmdline, x->cmdlen, &alen)) != NULL && alen < PATH_MAX / 2) {
+		is_exe = false;
 		if (arg[0] == '/' || !x->has_cwd)
 			snprintf(path, sizeof(path), "%.*s", (int)alen, arg);
 		else
@@ -98,7 +100,7 @@ static void put_program(struct event *e, const struct exec_info *x)
 				 (int)alen, arg);
 	}
 	event_str(e, "program", path);
-	event_str(e, "exe_known_as", exeid_known_as(path));
+	event_str(e, "exe_known_as", exeid_known_as(pid, path, is_exe));
 }
 
 int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
@@ -129,7 +131,7 @@ int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 	 * launcher racing us) can rewrite first: complete as read, not proven unforged. */
 	event_str(e, "args_source", x->cmdline ? (x->args_kernel ? "kernel" : "proc") : NULL);
 	event_str(e, "comm", x->has_stat ? x->st.comm : NULL);
-	put_program(e, x);
+	put_program(e, ev->pid, x);
 	put_fd(e, "stdin", x->has_fd0, x->fd0);
 	put_fd(e, "stdout", x->has_fd1, x->fd1);
 	return event_emit(e);
