@@ -8,7 +8,8 @@
 #   ld-linux; bash -c "$(curl)"; backticks; download, chmod +x, run (a script and an ELF);
 #   curl | bash -c 'eval "$(cat)"'; a FIFO; python3 -c "exec(urlopen(...).read())".
 #   Near misses: a downloaded file only read; a local script piped to a shell; argv[0]
-#   named curl on a program that is not.
+#   named curl on a program that is not; a download captured by the shell and not run;
+#   python fetching without exec/eval.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 require_root
@@ -83,6 +84,8 @@ script s13 "curl -s -o $W/r13 $URL/run.sh?v=13; cat $W/r13 > /dev/null; sleep 0.
 printf 'sleep 0.3; true\n' >"$W/local.sh"
 run "cat $W/local.sh | sh"
 run "bash -c '(exec -a curl cat $W/local.sh) | sh'"
+script s14 "out=\$(curl -s $URL/p.sh?v=14); echo \"\$out\" > /dev/null; sleep 0.2"
+sgrun --session s1 -- python3 -c "from urllib.request import urlopen; print(len(urlopen('$URL/p.py?v=15').read()))" >/dev/null
 sgrun --session s1 -- /bin/true end-marker
 wait_for "the last exec" 10 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F end-marker)\" ]"
 sleep 1
@@ -116,6 +119,10 @@ jcheck "process.exec says args_source kernel, program, exe_known_as" "$e" \
 	'.args_source == "kernel" and .program == "/usr/bin/true" and has("exe_known_as")'
 check "near miss: argv[0] curl on cat | sh (the exe is cat)" \
 	none alert_for pipe-to-shell ".event == \"process.exec\" and .cmd == \"curl\" and .exe == \"$(readlink -f /bin/cat)\""
+check "near miss: a download captured by the shell, no shell run on it" \
+	none alert_for pipe-to-shell "$(exec_with 14)"
+check "near miss: python fetching without exec/eval" \
+	none alert_for download-and-run-inline '.event == "process.exec" and any(.args[]?; test("p.py.v=15"))'
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "alert" and .rule == "exec_of_downloaded_file")' | wc -l)
 check "exec_of_downloaded_file: exactly the two runs ($n)" test "$n" -eq 2
 if [ "$FAILED" -gt 0 ]; then
