@@ -50,7 +50,11 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	pthread_mutex_init(&a->sync_mu, NULL);
 	pthread_cond_init(&a->sync_cv, NULL);
 	snprintf(a->prefix, sizeof(a->prefix), "%s", s->session_prefix);
+	if (s->proc)
+		exeid_init();   /* the well-known programs, hashed once before any exec */
 	a->self = getpid();
+	a->proc_rcvbuf = s->proc_rcvbuf && s->proc_rcvbuf <= (1u << 30) ? (int)s->proc_rcvbuf
+								       : 32 << 20;
 	/* Mounts are polled by the fanotify thread from what the connector notes. */
 	if (s->proc && s->files && mntwatch_new(&a->mw) != 0)
 		a->mw = NULL;
@@ -66,10 +70,17 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 		atomic_store(&a->exec_audit, true);
 		ret = auditsrc_start(&a->as, a);
 		if (ret) {
+			char why[160];
+
 			atomic_store(&a->exec_audit, false);
 			log_errno(ret, "audit: the audit exec source could not start (execs from "
 				  "the proc connector)");
 			add_off(off, offlen, "exec_audit");
+			snprintf(why, sizeof(why), "the audit exec source could not start (%s)",
+				 strerror(-ret));
+			audit_emit_exec_source("proc_connector", why);
+		} else {
+			audit_emit_exec_source("audit", "arguments from the kernel's EXECVE records");
 		}
 	}
 	if (s->files && (rf = fanmon_start(&a->fm, a, s)) != 0)

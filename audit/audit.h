@@ -37,9 +37,19 @@ struct audit_settings {
 	bool package_alerts;             /* and an alert for an unapproved source: off when
 					  * detection's rule raises it instead */
 	bool exec_audit;                 /* process.exec from the audit subsystem (proc) */
+	uint64_t proc_rcvbuf;            /* connector socket buffer, bytes; 0: 32 MiB */
 };
 
 struct audit;
+
+/*
+ * Whether the audit exec source can run here, asked before the sensors start (for
+ * daemon.start): a NETLINK_AUDIT socket, AUDIT_GET (CAP_AUDIT_CONTROL), the flag not
+ * locked (enabled 2), the read-only multicast group (CAP_AUDIT_READ). Without want_audit
+ * (audit.exec_source: proc_connector) nothing is asked. Returns the source that will run,
+ * "audit" or "proc_connector", with why in why[len].
+ */
+const char *audit_exec_probe(bool want_audit, char *why, size_t len);
 
 /*
  * Opens the proc connector socket and the fanotify group (privileged: root), marks the

@@ -59,6 +59,8 @@ struct exec_info {
 	size_t cmdlen;
 	bool argv_complete;          /* the whole cmdline was read, and it was not empty */
 	bool argv_truncated;         /* longer than AUDIT_ARGV_MAX: cut by us */
+	bool args_kernel;            /* from the kernel's EXECVE records (else /proc, read
+				      * after the exec: the process could have rewritten them) */
 	uint64_t mntns;              /* mount namespace inode; 0 unknown */
 	bool has_fd0, has_fd1;       /* /proc/PID/fd/0 and 1 could be read */
 	char fd0[PATH_MAX];          /* their link text: "pipe:[N]", "/dev/pts/0", ... */
@@ -81,6 +83,20 @@ int proc_session_of(pid_t pid, const char *prefix, char *sid, size_t sidlen,
 
 /* Monotonic ns of a /proc start time (clock ticks since boot). */
 uint64_t ticks_to_mono_ns(uint64_t ticks);
+
+/* ---- what program an exec ran (audit/exeid.c) -------------------------------------- */
+
+/* Reads the well-known programs once (thread-safe; also done by the first lookup). */
+void exeid_init(void);
+/* The well-known name ("curl", "dash", ...) of the program when it is one of them under
+ * any name (same inode, or the same size and SHA-256), else NULL. With is_exe, the file
+ * /proc/PID/exe holds while the process lives, else the file at path. */
+const char *exeid_known_as(pid_t pid, const char *path, bool is_exe);
+/* Whether exe is the dynamic loader (ld-linux*.so*, ld.so). */
+bool exeid_is_loader(const char *exe);
+/* For the loader's cmdline: the program it loads (the first non-option argument after
+ * argv[0]), with its length in *alen; NULL when there is none. */
+const char *exeid_loaded(const char *cmdline, size_t len, size_t *alen);
 
 /* ---- mounts in sessions' own mount namespaces (audit/mountwatch.c) ---------------- */
 
@@ -126,10 +142,14 @@ struct audit {
 	struct pkgtrack *pk;         /* NULL: package installs not tracked */
 	struct auditsrc *as;         /* NULL: execs from the proc connector */
 	atomic_bool exec_audit;      /* process.exec from the audit source, not the connector */
+	/* Session execs the connector left to the audit source, and those the audit
+	 * source emitted: the difference grows while its records do not come (tamper). */
+	_Atomic uint64_t exec_skipped, exec_emitted;
 	pthread_mutex_t sync_mu;
 	pthread_cond_t sync_cv;
 	uint64_t done_ns;            /* connector events queued before this are processed */
 	int poke_fd;                 /* eventfd: asks the connector thread to catch up */
+	int proc_rcvbuf;             /* connector SO_RCVBUF (audit.proc_rcvbuf) */
 };
 
 /* Connector thread: every event queued before t (monotonic ns) has been processed. */
@@ -184,6 +204,9 @@ int procq_exec(struct procq *q, const struct cn_event *ev, const struct ptab_ent
 int procq_exit(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
 int procq_uid(struct procq *q, const struct cn_event *ev, const struct ptab_ent *pe);
 void procq_kick(struct procq *q);
+/* Journals audit.exec_source {exec_source, why}: where process.exec comes from now
+ * (audit/auditwatch.c). */
+void audit_emit_exec_source(const char *src, const char *why);
 /* Emits sensor.loss {sensor, lost (NULL-able: -1 = unknown), why}. 0 or -errno. */
 int audit_emit_loss(const char *sensor, int64_t lost, const char *why);
 

@@ -161,3 +161,68 @@ struct auditjoin_ev *auditjoin_feed(struct auditjoin *s, uint16_t type, const ch
 	}
 	return NULL;
 }
+
+/* A decimal, or -1 ("4294967295" stays itself: an unset auid is reported as such). */
+static int64_t kv_int(const struct auditrec_kv *kv)
+{
+	uint64_t v;
+
+	return kv_num(kv, &v) && v <= INT64_MAX ? (int64_t)v : -1;
+}
+
+/* A value as written (op=remove_rule is bare, key="K" quoted: never hex here). */
+static void kv_copy(const struct auditrec_kv *kv, char *out, size_t cap)
+{
+	if (kv->vlen >= cap || memchr(kv->val, '\0', kv->vlen)) {
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, kv->val, kv->vlen);
+	out[kv->vlen] = '\0';
+}
+
+/* The key=value of op=set: the one whose key is not a known field of the record. */
+static bool cc_known(const struct auditrec_kv *kv)
+{
+	static const char *const k[] = { "op", "key", "old", "pid", "uid", "auid", "ses",
+					 "res", "subj", "list", NULL };
+
+	for (size_t i = 0; k[i]; i++)
+		if (key_is(kv, k[i]))
+			return true;
+	return false;
+}
+
+int auditjoin_config(const char *t, size_t len, struct auditjoin_cc *cc)
+{
+	struct auditrec_kv kv;
+	uint64_t ms;
+	size_t off;
+
+	memset(cc, 0, sizeof(*cc));
+	cc->value = cc->old = cc->pid = cc->auid = cc->ses = cc->res = -1;
+	if (auditrec_head(t, len, &cc->serial, &ms, &off) != 0)
+		return -EINVAL;
+	while (auditrec_next(t, len, &off, &kv) == 1) {
+		if (key_is(&kv, "op"))
+			kv_copy(&kv, cc->op, sizeof(cc->op));
+		else if (key_is(&kv, "key"))
+			kv_copy(&kv, cc->key, sizeof(cc->key));
+		else if (key_is(&kv, "old"))
+			cc->old = kv_int(&kv);
+		else if (key_is(&kv, "pid"))
+			cc->pid = kv_int(&kv);
+		else if (key_is(&kv, "auid"))
+			cc->auid = kv_int(&kv);
+		else if (key_is(&kv, "ses"))
+			cc->ses = kv_int(&kv);
+		else if (key_is(&kv, "res"))
+			cc->res = kv_int(&kv);
+		else if (!cc_known(&kv) && !cc->field[0] && kv.klen < sizeof(cc->field)) {
+			memcpy(cc->field, kv.key, kv.klen);
+			cc->field[kv.klen] = '\0';
+			cc->value = kv_int(&kv);
+		}
+	}
+	return cc->op[0] ? 0 : -EINVAL;
+}

@@ -51,4 +51,19 @@ struct auditjoin_ev *auditjoin_feed(struct auditjoin *j, uint16_t type, const ch
 				    size_t len);
 void auditjoin_done(struct auditjoin_ev *e);
 
+/*
+ * One AUDIT_CONFIG_CHANGE record ("op=remove_rule key=\"K\" ..." or "op=set
+ * audit_enabled=0 old=1 ..."): who changed what. Numbers not in the record are -1.
+ */
+struct auditjoin_cc {
+	uint64_t serial;
+	char op[32];                 /* "add_rule", "remove_rule", "set", ... */
+	char key[64];                /* the rule's key ("" when none or too long) */
+	char field[32];              /* op=set: what was set ("audit_enabled", ...) */
+	int64_t value, old;          /* op=set: new and old value */
+	int64_t pid, auid, ses, res;
+};
+/* Parses record text t[0..len). 0, or -EINVAL (no head or no op). */
+int auditjoin_config(const char *t, size_t len, struct auditjoin_cc *cc);
+
 #endif

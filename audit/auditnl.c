@@ -123,11 +123,11 @@ static void mask_set(struct audit_rule_data *r, unsigned nr)
 	r->mask[nr / 32] |= 1u << (nr % 32);
 }
 
-/* The rule for one arch: exit,always, arch=A, syscalls, key=AUDITNL_KEY. */
-static struct audit_rule_data *rule_new(uint32_t arch, const unsigned *nrs, size_t n,
-					size_t *len)
+/* The rule for one arch: exit,always, arch=A, syscalls, key=KEY. */
+static struct audit_rule_data *rule_new(const char *key, uint32_t arch, const unsigned *nrs,
+					size_t n, size_t *len)
 {
-	size_t klen = strlen(AUDITNL_KEY);
+	size_t klen = strlen(key);
 	struct audit_rule_data *r;
 
 	*len = sizeof(*r) + klen;
@@ -146,7 +146,7 @@ static struct audit_rule_data *rule_new(uint32_t arch, const unsigned *nrs, size
 	r->fieldflags[1] = AUDIT_EQUAL;
 	r->values[1] = (uint32_t)klen;
 	r->buflen = (uint32_t)klen;
-	memcpy(r->buf, AUDITNL_KEY, klen);
+	memcpy(r->buf, key, klen);
 	return r;
 }
 
@@ -178,10 +178,10 @@ static size_t rules_of_arch(uint32_t *arch, unsigned nrs[][2], size_t max)
 }
 
 /* AUDIT_ADD_RULE or AUDIT_DEL_RULE of rule i. 0 or -errno. */
-static int rule_op(int fd, uint16_t op, uint32_t arch, const unsigned *nrs)
+static int rule_op(int fd, const char *key, uint16_t op, uint32_t arch, const unsigned *nrs)
 {
 	size_t len;
-	struct audit_rule_data *r = rule_new(arch, nrs, 2, &len);
+	struct audit_rule_data *r = rule_new(key, arch, nrs, 2, &len);
 	int ret;
 
 	if (!r)
@@ -191,7 +191,7 @@ static int rule_op(int fd, uint16_t op, uint32_t arch, const unsigned *nrs)
 	return ret;
 }
 
-int auditnl_rules_add(int fd, bool *added, size_t n)
+int auditnl_rules_add(int fd, const char *key, bool *added, size_t n)
 {
 	uint32_t arch[AUDITNL_RULES];
 	unsigned nrs[AUDITNL_RULES][2];
@@ -203,17 +203,17 @@ int auditnl_rules_add(int fd, bool *added, size_t n)
 	for (size_t i = 0; i < n; i++)
 		added[i] = false;
 	for (size_t i = 0; i < k && i < n; i++) {
-		ret = rule_op(fd, AUDIT_ADD_RULE, arch[i], nrs[i]);
-		if (ret == -EEXIST)
-			continue;   /* the same rule is someone else's: used, never deleted */
-		if (ret)
+		ret = rule_op(fd, key, AUDIT_ADD_RULE, arch[i], nrs[i]);
+		/* The key is this daemon's (sandgate-PID): a rule already there is a
+		 * leftover of a killed daemon of the same pid, or ours re-added. */
+		if (ret && ret != -EEXIST)
 			return ret;
 		added[i] = true;
 	}
 	return 0;
 }
 
-int auditnl_rules_del(int fd, const bool *added, size_t n)
+int auditnl_rules_del(int fd, const char *key, const bool *added, size_t n)
 {
 	uint32_t arch[AUDITNL_RULES];
 	unsigned nrs[AUDITNL_RULES][2];
@@ -223,9 +223,123 @@ int auditnl_rules_del(int fd, const bool *added, size_t n)
 	for (size_t i = 0; i < k && i < n; i++) {
 		if (!added[i])
 			continue;
-		ret = rule_op(fd, AUDIT_DEL_RULE, arch[i], nrs[i]);
+		ret = rule_op(fd, key, AUDIT_DEL_RULE, arch[i], nrs[i]);
 		if (ret && ret != -ENOENT && !first)
 			first = ret;   /* -ENOENT: the host flushed it (auditctl -D) */
 	}
 	return first;
+}
+
+/* Fields whose value is a length of bytes in buf (audit_krule_to_data). */
+static bool str_field(uint32_t f)
+{
+	return (f >= AUDIT_SUBJ_USER && f <= AUDIT_SUBJ_CLR) ||
+	       (f >= AUDIT_OBJ_USER && f <= AUDIT_OBJ_LEV_HIGH) || f == AUDIT_WATCH ||
+	       f == AUDIT_DIR || f == AUDIT_FILTERKEY || f == AUDIT_EXE;
+}
+
+/* What one listed rule says: its arch, its key, and whether it audits execve at exit. */
+static void scan_rule(const struct audit_rule_data *r, size_t len, const char *key,
+		      const uint32_t *arch, const unsigned nrs[][2], size_t k,
+		      struct auditnl_scan *sc)
+{
+	size_t off = 0, klen = strlen(key);
+	uint32_t ra = 0;
+	const char *rk = NULL;
+	size_t rklen = 0;
+
+	if (len < sizeof(*r) || r->field_count > AUDIT_MAX_FIELDS ||
+	    r->buflen > len - sizeof(*r))
+		return;
+	for (uint32_t f = 0; f < r->field_count; f++) {
+		if (r->fields[f] == AUDIT_ARCH)
+			ra = r->values[f];
+		if (str_field(r->fields[f])) {
+			/* string fields: values[f] bytes of buf, in field order */
+			if (r->values[f] > r->buflen - off)
+				return;
+			if (r->fields[f] == AUDIT_FILTERKEY) {
+				rk = r->buf + off;
+				rklen = r->values[f];
+			}
+			off += r->values[f];
+		}
+	}
+	if (!rk || rklen < 8 || memcmp(rk, "sandgate", 8) != 0)
+		return;
+	if (rklen != klen || memcmp(rk, key, klen) != 0) {
+		sc->others++;   /* another sandgated's rule */
+		return;
+	}
+	for (size_t i = 0; i < k && i < AUDITNL_RULES; i++)
+		if (ra == arch[i] && r->flags == AUDIT_FILTER_EXIT && r->action == AUDIT_ALWAYS &&
+		    (r->mask[nrs[i][0] / 32] & (1u << (nrs[i][0] % 32))))
+			sc->present[i] = true;
+}
+
+/* Reads the AUDIT_LIST_RULES dump of request seq until its NLMSG_DONE. */
+static int scan_read(int fd, uint32_t seq, uint8_t *buf, const char *key,
+		     struct auditnl_scan *sc)
+{
+	uint32_t arch[AUDITNL_RULES];
+	unsigned nrs[AUDITNL_RULES][2];
+	size_t k = rules_of_arch(arch, nrs, AUDITNL_RULES);
+	struct nlmsghdr *nh;
+	ssize_t got;
+
+	for (;;) {
+		got = recv(fd, buf, NL_BUF, 0);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)got);
+		     nh = NLMSG_NEXT(nh, got)) {
+			if (nh->nlmsg_seq != seq)
+				continue;
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nh);
+
+				if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+					return -EPROTO;
+				if (e->error)
+					return e->error;
+				continue;   /* the ack of the request; the dump follows */
+			}
+			if (nh->nlmsg_type == AUDIT_LIST_RULES)
+				scan_rule(NLMSG_DATA(nh), nh->nlmsg_len - NLMSG_HDRLEN, key, arch,
+					  nrs, k, sc);
+		}
+	}
+}
+
+int auditnl_rules_scan(int fd, const char *key, struct auditnl_scan *sc)
+{
+	static _Atomic uint32_t scan_seq = 1u << 31;
+	struct nlmsghdr *nh;
+	uint8_t *buf = calloc(1, NL_BUF);
+	uint32_t seq = ++scan_seq;
+	int ret;
+
+	memset(sc, 0, sizeof(*sc));
+	if (!buf)
+		return -ENOMEM;
+	nh = (struct nlmsghdr *)buf;
+	nh->nlmsg_len = NLMSG_LENGTH(0);
+	nh->nlmsg_type = AUDIT_LIST_RULES;
+	nh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nh->nlmsg_seq = seq;
+	ret = send(fd, buf, nh->nlmsg_len, 0) < 0 ? -errno : scan_read(fd, seq, buf, key, sc);
+	free(buf);
+	return ret;
+}
+
+size_t auditnl_rules_count(void)
+{
+	uint32_t arch[AUDITNL_RULES];
+	unsigned nrs[AUDITNL_RULES][2];
+
+	return rules_of_arch(arch, nrs, AUDITNL_RULES);
 }

@@ -11,7 +11,7 @@
 
 #include <linux/audit.h>
 
-#define AUDITNL_KEY "sandgate"    /* the rules' key: `auditctl -l` shows it */
+#define AUDITNL_KEY "sandgate"    /* the rules' key prefix: "sandgate-PID" per daemon */
 #define AUDITNL_RULES 2           /* native arch, and i386 on x86_64 */
 
 /* A bound NETLINK_AUDIT unicast socket (2 s receive timeout), or -errno. */
@@ -21,12 +21,23 @@ int auditnl_status(int fd, struct audit_status *st);
 /* AUDIT_SET of the fields in mask (AUDIT_STATUS_ENABLED, _BACKLOG_LIMIT). 0 or -errno. */
 int auditnl_set(int fd, uint32_t mask, uint32_t enabled, uint32_t backlog_limit);
 /*
- * Adds the execve/execveat rules (exit,always, per arch, key AUDITNL_KEY); added[i] says
- * which were added by us (an identical rule already there is used, not owned). 0 or
- * -errno (rules added before the failure stay flagged in added[] for rules_del).
+ * Adds the execve/execveat rules (exit,always, per arch, key KEY: "sandgate-PID", this
+ * daemon's own); added[i] says which are there now (one already there with this key
+ * counts: ours). 0 or -errno (rules added before the failure stay flagged in added[]
+ * for rules_del).
  */
-int auditnl_rules_add(int fd, bool *added, size_t n);
+int auditnl_rules_add(int fd, const char *key, bool *added, size_t n);
 /* Deletes, by exact match, the rules flagged in added[]. 0 or the first -errno. */
-int auditnl_rules_del(int fd, const bool *added, size_t n);
+int auditnl_rules_del(int fd, const char *key, const bool *added, size_t n);
+
+/* What the kernel's rule list holds (AUDIT_LIST_RULES). */
+struct auditnl_scan {
+	bool present[AUDITNL_RULES];  /* our rule i (same key, arch, exit,always, execve) */
+	unsigned others;              /* rules of another daemon ("sandgate-*", other key) */
+};
+/* Lists the rules. 0 or -errno. */
+int auditnl_rules_scan(int fd, const char *key, struct auditnl_scan *sc);
+/* How many rules this machine needs (the arches). */
+size_t auditnl_rules_count(void);
 
 #endif

@@ -15,6 +15,7 @@
 
 /* Record types (linux/audit.h). */
 #define AUDITREC_SYSCALL 1300
+#define AUDITREC_CONFIG_CHANGE 1305
 #define AUDITREC_CWD 1307
 #define AUDITREC_EXECVE 1309
 #define AUDITREC_EOE 1320

@@ -28,25 +28,12 @@
 #include "audit/auditnl.h"
 #include "audit/auditjoin.h"
 #include "audit/auditrec.h"
+#include "audit/auditsrc_int.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
 #define AS_RCVBUF (32 << 20)
 #define AS_BACKLOG 8192              /* kernel backlog limit while we run, if lower */
-#define AS_MSG 16384                 /* > MAX_AUDIT_MESSAGE_LENGTH (8970) */
-
-
-struct auditsrc {
-	struct audit *a;
-	int mc, ctl, stopfd, tfd, ep;
-	pthread_t th;
-	bool added[AUDITNL_RULES];
-	bool set_enabled, set_backlog;
-	uint32_t old_enabled, old_backlog, lost_seen;
-	uint64_t enobufs;
-	struct auditjoin j;
-	char buf[AS_MSG];
-};
 
 /* ---- an event complete: process.exec -------------------------------------------- */
 
@@ -138,6 +125,7 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 	ev.ts_ns = wall_ms_to_mono(p->ms);
 	if (!as_entry(s, p->pid, ev.ts_ns, &pe))
 		return;
+	atomic_fetch_add(&s->a->exec_emitted, 1);   /* the tamper gap (auditwatch.c) */
 	x = calloc(1, sizeof(*x));
 	if (!x || join_argv(&p->args, x) != 0) {
 		free(x);
@@ -157,6 +145,7 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 	memcpy(x->cwd, p->cwd, sizeof(x->cwd));
 	/* Complete unless the kernel (or our AUDIT_ARGV_MAX) cut them. */
 	x->argv_truncated = p->args.truncated;
+	x->args_kernel = true;
 	x->argv_complete = auditrec_execve_complete(&p->args) && !p->args.truncated &&
 			   x->cmdlen > 0;
 	proc_fds(x, p->pid, ev.ts_ns);
@@ -169,7 +158,7 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 
 /* ---- the thread ---------------------------------------------------------------- */
 
-static void as_drain(struct auditsrc *s)
+void as_drain(struct auditsrc *s)
 {
 	struct auditjoin_ev *ev;
 	struct nlmsghdr nh;
@@ -199,8 +188,11 @@ static void as_drain(struct auditsrc *s)
 		len = (size_t)got - NLMSG_HDRLEN;
 		while (len && s->buf[NLMSG_HDRLEN + len - 1] == '\0')
 			len--;
+		if (nh.nlmsg_type == AUDITREC_CONFIG_CHANGE)
+			aw_record(s, s->buf + NLMSG_HDRLEN, len);
 		ev = auditjoin_feed(&s->j, nh.nlmsg_type, s->buf + NLMSG_HDRLEN, len);
 		if (ev) {
+			aw_syscall(s, ev);
 			as_emit(s, ev);
 			auditjoin_done(ev);
 		}
@@ -214,11 +206,13 @@ static void as_tick(struct auditsrc *s)
 	uint64_t exp;
 
 	(void)!read(s->tfd, &exp, sizeof(exp));
+	as_drain(s);   /* the records already here count for the tamper check */
 	if (auditnl_status(s->ctl, &st) == 0) {
 		if (st.lost != s->lost_seen)
 			(void)audit_emit_loss("audit", (int64_t)(uint32_t)(st.lost - s->lost_seen),
 					      "kernel audit records lost (backlog or rate limit)");
 		s->lost_seen = st.lost;
+		aw_check(s, &st);
 	}
 	if (s->enobufs)
 		(void)audit_emit_loss("audit", -1, "receive buffer overflow (ENOBUFS)");
@@ -246,10 +240,12 @@ static void *as_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.fd == s->stopfd)
 				goto out;
-			if (evs[i].data.fd == s->tfd)
+			if (evs[i].data.fd == s->tfd) {
 				as_tick(s);
-			else
+			} else {
 				as_drain(s);
+				aw_check_now(s);   /* a CONFIG_CHANGE record asked for it */
+			}
 		}
 	}
 out:
@@ -308,13 +304,17 @@ static int as_fds(struct auditsrc *s)
 /* The kernel's shared state put back as we found it: our rules, backlog, enabled. */
 static void as_restore(struct auditsrc *s)
 {
+	struct auditnl_scan sc;
 	int ret;
 
 	if (s->ctl < 0)
 		return;
-	ret = auditnl_rules_del(s->ctl, s->added, AUDITNL_RULES);
+	ret = auditnl_rules_del(s->ctl, s->key, s->added, AUDITNL_RULES);
 	if (ret)
-		log_errno(ret, "audit: deleting the audit rules keyed %s", AUDITNL_KEY);
+		log_errno(ret, "audit: deleting the audit rules keyed %s", s->key);
+	/* Another sandgated's rules: it relies on the flag and the limit as they are. */
+	if (auditnl_rules_scan(s->ctl, s->key, &sc) == 0 && sc.others)
+		return;
 	if (s->set_enabled && (ret = auditnl_set(s->ctl, AUDIT_STATUS_ENABLED,
 						  s->old_enabled, 0)) != 0)
 		log_errno(ret, "audit: restoring audit enabled=%u", s->old_enabled);
@@ -353,7 +353,7 @@ static int as_setup_kernel(struct auditsrc *s)
 		s->set_backlog = true;
 		s->old_backlog = st.backlog_limit;
 	}
-	ret = auditnl_rules_add(s->ctl, s->added, AUDITNL_RULES);
+	ret = auditnl_rules_add(s->ctl, s->key, s->added, AUDITNL_RULES);
 	if (ret)
 		return ret;
 	if (st.enabled == 0) {
@@ -375,6 +375,9 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 		return -ENOMEM;
 	s->a = a;
 	s->stopfd = s->tfd = s->ep = -1;
+	s->healthy = true;
+	/* A key of our own: another sandgated deleting its rules at stop leaves ours. */
+	snprintf(s->key, sizeof(s->key), "%s-%d", AUDITNL_KEY, (int)getpid());
 	auditjoin_init(&s->j);
 	s->ctl = auditnl_open();
 	s->mc = s->ctl < 0 ? -1 : mc_socket();

@@ -28,7 +28,6 @@
 #include "common/timeutil.h"
 
 #define PC_BATCH 1024
-#define PC_RCVBUF (32 << 20)
 #define PC_PREFETCH 32       /* execs of one batch whose /proc is read before any emit */
 #define PC_SKIP (-2)         /* slot[]: not a session exec */
 #define PC_INLINE (-1)       /* slot[]: read when its turn comes */
@@ -65,10 +64,10 @@ static int pc_mcast(int sock, uint32_t op)
 	return send(sock, msg, sizeof(msg), 0) == (ssize_t)sizeof(msg) ? 0 : -errno;
 }
 
-static int pc_socket(int *out)
+static int pc_socket(int *out, int sz)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
-	int sz = PC_RCVBUF, fd, ret = 0;
+	int fd, ret = 0;
 
 	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 	if (fd < 0)
@@ -154,6 +153,7 @@ static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 			      x->cmdlen, x->has_cwd ? x->cwd : NULL,
 			      x->has_ids || pe.ids_known, x->has_ids ? x->uid : pe.uid);
 	if (atomic_load(&p->a->exec_audit)) {
+		atomic_fetch_add(&p->a->exec_skipped, 1);
 		exec_info_clear(x);   /* the audit source emits this exec (auditsrc.c) */
 		return;
 	}
@@ -202,9 +202,14 @@ static void on_event(struct procconn *p, size_t i)
 	struct ptab_ent pe;
 	int ret = 0;
 
-	/* The listen ACK echoes our own sequence number, not the per-CPU counter. */
-	if (ev->kind != CN_ACK)
-		p->gap_lost += cn_seq_feed(p->seq, ev->cpu, ev->seq);
+	/*
+	 * Every message counts, the ACKs too: since Linux 5.x send_msg() stamps an ACK (to
+	 * anyone's LISTEN or IGNORE: it is broadcast to every listener) with the per-CPU
+	 * counter and the CPU like any event, so skipping it made each other listener's
+	 * start or stop a false "lost: 1". Older kernels send it with cpu -1 and the
+	 * requester's seq: beyond ncpu, cn_seq_feed ignores it.
+	 */
+	p->gap_lost += cn_seq_feed(p->seq, ev->cpu, ev->seq);
 	switch (ev->kind) {
 	case CN_FORK:
 		break;   /* taken in prefetch(), in order, before any exec of the batch */
@@ -444,7 +449,7 @@ int procconn_start(struct procconn **out, struct audit *a)
 		return -ENOMEM;
 	p->a = a;
 	p->stopfd = p->tfd = p->ep = -1;
-	ret = pc_socket(&p->sock);
+	ret = pc_socket(&p->sock, a->proc_rcvbuf);
 	if (ret) {
 		p->sock = -1;
 		goto fail;

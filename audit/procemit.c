@@ -72,6 +72,37 @@ static void put_fd(struct event *e, const char *key, bool known, const char *lin
 	}
 }
 
+/*
+ * program: the file that runs, keyed on what the caller cannot choose (exe; for the
+ * dynamic loader the program it loads); exe_known_as: a well-known downloader, shell or
+ * interpreter that file is, under whatever name (audit/exeid.c). Detection keys on these.
+ */
+static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
+{
+	char path[PATH_MAX];
+	const char *arg;
+	size_t alen;
+	bool is_exe = true;
+
+	if (!x->has_exe) {
+		event_null(e, "program");
+		event_null(e, "exe_known_as");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s", x->exe);
+	if (exeid_is_loader(x->exe) && x->cmdline &&
+	    (arg = exeid_loaded(x->cmdline, x->cmdlen, &alen)) != NULL && alen < PATH_MAX / 2) {
+		is_exe = false;
+		if (arg[0] == '/' || !x->has_cwd)
+			snprintf(path, sizeof(path), "%.*s", (int)alen, arg);
+		else
+			snprintf(path, sizeof(path), "%.*s/%.*s", PATH_MAX / 2 - 1, x->cwd,
+				 (int)alen, arg);
+	}
+	event_str(e, "program", path);
+	event_str(e, "exe_known_as", exeid_known_as(pid, path, is_exe));
+}
+
 int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 		  const struct exec_info *x)
 {
@@ -96,7 +127,11 @@ int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,
 	put_argv(e, x);
 	event_bool(e, "argv_complete", x->argv_complete);
 	event_bool(e, "args_truncated", x->argv_truncated);
+	/* "proc": read from /proc/PID/cmdline after the exec, which the process (or a
+	 * launcher racing us) can rewrite first: complete as read, not proven unforged. */
+	event_str(e, "args_source", x->cmdline ? (x->args_kernel ? "kernel" : "proc") : NULL);
 	event_str(e, "comm", x->has_stat ? x->st.comm : NULL);
+	put_program(e, ev->pid, x);
 	put_fd(e, "stdin", x->has_fd0, x->fd0);
 	put_fd(e, "stdout", x->has_fd1, x->fd1);
 	return event_emit(e);

@@ -11,6 +11,7 @@
 #include "daemon/daemon.h"
 #include "daemon/session_int.h"
 #include "gateway/gateway.h"
+#include "journal/event.h"
 
 /* The session's package policy for package.install's approved_source (docs/packages.md). */
 static void pkg_policy(struct daemon *d, const struct session *s)
@@ -86,6 +87,7 @@ int daemon_audit_init(struct daemon *d)
 		 * the package.install line (docs/packages.md): one alert, not two. */
 		.package_alerts = !d->cfg->detect.enabled,
 		.exec_audit = c->exec_source == SG_EXEC_AUDIT,
+		.proc_rcvbuf = c->proc_rcvbuf,
 	};
 	char off[32];
 	int ret;
@@ -131,4 +133,20 @@ void daemon_audit_fini(struct daemon *d)
 		gateway_set_pkg_guard(d->gateway, NULL);
 	audit_stop(d->audit);
 	d->audit = NULL;
+}
+
+void daemon_audit_start_fields(struct daemon *d, struct event *e)
+{
+	const struct sg_audit_config *c = &d->cfg->audit;
+	char why[200];
+	const char *src;
+
+	if (!c->enabled) {
+		event_null(e, "exec_source");
+		event_str(e, "exec_source_why", "audit.enabled: false");
+		return;
+	}
+	src = audit_exec_probe(c->exec_source == SG_EXEC_AUDIT, why, sizeof(why));
+	event_str(e, "exec_source", src);
+	event_str(e, "exec_source_why", why);
 }

@@ -133,7 +133,8 @@ struct sg_audit_config {
 	bool files;                   /* the fanotify sensor; default true */
 	bool file_modify;             /* FAN_MODIFY too (writes to files held open); true */
 	bool packages;                /* package.install (docs/packages.md); default true */
-	enum sg_exec_source exec_source;
+	enum sg_exec_source exec_source;  /* default audit (the connector as fallback) */
+	uint64_t proc_rcvbuf;         /* proc connector SO_RCVBUF bytes; default 32 MiB */
 	char **file_marks;            /* mount points marked (filesystem marks); ["/"] */
 	size_t n_file_marks;
 	char **sensitive_paths;       /* prefixes whose reads are logged; "~/x": any home */

@@ -58,7 +58,10 @@ int cfg_audit_default(struct sg_audit_config *a)
 	a->files = true;
 	a->file_modify = true;
 	a->packages = true;
-	a->exec_source = SG_EXEC_PROC_CONNECTOR;
+	/* The kernel's own copy of the arguments where the audit subsystem is there; the
+	 * proc connector stays the fallback (docs/audit.md "Exec source"). */
+	a->exec_source = SG_EXEC_AUDIT;
+	a->proc_rcvbuf = 32u << 20;
 	if (set_list(&a->file_marks, &a->n_file_marks, root) ||
 	    set_list(&a->sensitive_paths, &a->n_sensitive_paths, default_sensitive))
 		return -ENOMEM;
@@ -147,6 +150,7 @@ static const struct cfg_key audit_keys[] = {
 	{ "file_modify", CK_BOOL, F(AC, file_modify), 0, 0, 0, NULL, NULL },
 	{ "packages", CK_BOOL, F(AC, packages), 0, 0, 0, NULL, NULL },
 	{ "exec_source", CK_ENUM, F(AC, exec_source), 0, 0, 0, exec_sources, NULL },
+	{ "proc_rcvbuf", CK_SIZE, F(AC, proc_rcvbuf), 0, 4096, 1u << 30, NULL, NULL },
 	{ "file_marks", CK_CUSTOM, 0, 0, 0, 0, NULL, key_marks },
 	{ "sensitive_paths", CK_CUSTOM, 0, 0, 0, 0, NULL, key_sensitive },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },

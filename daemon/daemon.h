@@ -139,6 +139,9 @@ int daemon_audit_init(struct daemon *d);
 void daemon_audit_fini(struct daemon *d);
 /* A process was moved into session sid (session.attach): the audit tracks it from now. */
 void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid);
+/* daemon.start's exec_source and exec_source_why: what the audit exec source probe says. */
+struct event;
+void daemon_audit_start_fields(struct daemon *d, struct event *e);
 
 /*
  * The query index and the sinks, each following the journal files in its own thread

@@ -87,6 +87,7 @@ void tmpl_free(struct tmpl *t);
 
 enum det_kind {
 	DET_NONE, DET_PIPE_SHELL, DET_EXFIL, DET_CLEANUP, DET_BURST, DET_FIRST_DOMAIN,
+	DET_DOWNLOADED_EXEC,
 };
 
 struct drule {
@@ -133,7 +134,9 @@ struct ring_ent {
 	int64_t ts_us;
 	int64_t pid;
 	char note[96];         /* a path or a command, for the summary */
-	char in[24], out[24];  /* pipe_to_shell: "pipe:[N]" of stdin / stdout, or "" */
+	int64_t ppid;
+	char in[192], out[192]; /* pipe_to_shell: "pipe:[N]" or "file:PATH" of stdin /
+				 * stdout, or ""; downloaded_exec: out is the file's path */
 	int role;              /* pipe_to_shell: 1 downloader, 2 shell reading stdin */
 };
 
@@ -189,6 +192,9 @@ struct engine_view {
 /* Returns 1 with *hit filled, 0 nothing, -ENOMEM. */
 int det_run(const struct engine_view *v, const struct eval_ctx *x, bool matched,
 	    struct det_hit *hit);
+/* downloaded_exec (detect/dlexec.c): a file written by a process with network activity,
+ * then executed. Same returns. */
+int det_dlexec(const struct engine_view *v, const struct eval_ctx *x, struct det_hit *hit);
 /* pipe_to_shell: classify an exec and look for a pair. Same returns. */
 int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_hit *hit);
 /* The rule's ring in the event's session; with create, allocated on first use (NULL:

@@ -279,6 +279,7 @@ int det_run(const struct engine_view *v, const struct eval_ctx *x, bool matched,
 	switch (v->r->det) {
 	case DET_FIRST_DOMAIN: return det_first_domain(v, x, matched, hit);
 	case DET_PIPE_SHELL: return matched ? det_pipe(v, x, hit) : 0;
+	case DET_DOWNLOADED_EXEC: return matched ? det_dlexec(v, x, hit) : 0;
 	case DET_EXFIL: return det_exfil(v, x, matched, hit);
 	case DET_CLEANUP: return det_cleanup(v, x, matched, hit);
 	case DET_BURST: return det_burst(v, x, matched, hit);

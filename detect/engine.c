@@ -208,14 +208,73 @@ static int eval_rules(struct detect *d, struct engine_view *v, const struct eval
 	return ret;
 }
 
-/* cmd_name: argv[0] without its directory, for rules on process.exec. */
+static const char *base_of(const char *p)
+{
+	const char *slash = p ? strrchr(p, '/') : NULL;
+
+	return slash ? slash + 1 : p;
+}
+
+/* Programs that pick what they do from argv[0]: for them argv[0] is the truth. */
+static bool multicall(const char *n)
+{
+	return strcmp(n, "busybox") == 0 || strcmp(n, "kmod") == 0 || strcmp(n, "toybox") == 0;
+}
+
+/*
+ * For the dynamic loader (ld-linux*.so* /usr/bin/curl ARGS): the index in args of the
+ * loaded program's first argument (after the loader's options and the program), so
+ * detectors read the program's own arguments; 0 otherwise.
+ */
+static json_int_t loader_args_from(json_t *ev, const char *exe_base)
+{
+	json_t *args = json_object_get(ev, "args"), *a;
+	bool skip = false;
+	size_t i;
+
+	if (!exe_base || !(strncmp(exe_base, "ld-linux", 8) == 0 || strcmp(exe_base, "ld.so") == 0 ||
+			   (strncmp(exe_base, "ld-", 3) == 0 && strstr(exe_base, ".so"))))
+		return 0;
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+
+		if (skip || !s) {
+			skip = false;
+			continue;
+		}
+		if (strncmp(s, "--", 2) == 0) {
+			skip = strcmp(s, "--library-path") == 0 || strcmp(s, "--preload") == 0 ||
+			       strcmp(s, "--audit") == 0 || strcmp(s, "--argv0") == 0;
+			continue;
+		}
+		return (json_int_t)i + 1;
+	}
+	return 0;
+}
+
+/*
+ * cmd_name, what rules on process.exec key on: the program that ran, by what the caller
+ * cannot choose. The sensor's exe_known_as (a well-known program under any name, a copy
+ * included), else the name of `program` (exe; for the loader the program it loads),
+ * else of exe; argv[0] only when nothing else is known or for multi-call binaries
+ * (busybox: argv[0] chooses the applet). argv0_name keeps argv[0]'s name; args_from is
+ * where the program's own arguments start (the loader's come first).
+ */
 static void add_cmd_name(json_t *ev)
 {
 	const char *cmd = json_string_value(json_object_get(ev, "cmd"));
-	const char *slash = cmd ? strrchr(cmd, '/') : NULL;
+	const char *exe = json_string_value(json_object_get(ev, "exe"));
+	const char *prog = json_string_value(json_object_get(ev, "program"));
+	const char *known = json_string_value(json_object_get(ev, "exe_known_as"));
+	const char *name = known ? known : base_of(prog ? prog : exe);
 
 	if (cmd)
-		json_object_set_new(ev, "cmd_name", json_string(slash ? slash + 1 : cmd));
+		json_object_set_new(ev, "argv0_name", json_string(base_of(cmd)));
+	if (!name || !*name || (multicall(name) && cmd))
+		name = cmd ? base_of(cmd) : NULL;
+	if (name)
+		json_object_set_new(ev, "cmd_name", json_string(name));
+	json_object_set_new(ev, "args_from", json_integer(loader_args_from(ev, base_of(exe))));
 }
 
 static int feed(struct detect *d, json_t *ev)

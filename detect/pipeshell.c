@@ -61,7 +61,21 @@ static bool is_downloader(const struct drule *r, const char *name, json_t *args)
 	return true;
 }
 
-/* sh-family: options only (or "-s", "-", "/dev/stdin"), no -c and no script file. */
+/* A -c script that runs what it reads from stdin: eval "$(cat)", source /dev/stdin... */
+static bool script_runs_stdin(json_t *args, size_t i)
+{
+	static const char *const shapes[] = { "eval", "source ", ". /dev/stdin", "/dev/stdin",
+					      "$(cat", "`cat", NULL };
+	const char *s = json_string_value(json_array_get(args, i));
+
+	for (size_t k = 0; s && shapes[k]; k++)
+		if (strstr(s, shapes[k]))
+			return true;
+	return false;
+}
+
+/* sh-family: options only (or "-s", "-", "/dev/stdin"), no -c and no script file; or a
+ * -c script that evaluates its stdin. */
 static bool shell_reads_stdin(json_t *args, size_t from)
 {
 	size_t i;
@@ -78,7 +92,7 @@ static bool shell_reads_stdin(json_t *args, size_t from)
 			continue;
 		if (s[0] == '-' || s[0] == '+') {
 			if (strchr(s + 1, 'c') && s[0] == '-' && s[1] != '-')
-				return false;   /* -c STRING: the script is an argument */
+				return script_runs_stdin(args, i + 1);   /* -c STRING */
 			if (strchr(s + 1, 's') && s[1] != '-')
 				return true;
 			continue;
@@ -88,25 +102,50 @@ static bool shell_reads_stdin(json_t *args, size_t from)
 	return true;
 }
 
-static bool is_shell(const struct drule *r, const char *name, json_t *args)
+static bool is_shell(const struct drule *r, const char *name, json_t *args, size_t from)
 {
 	if (!in_list(r->list_b, r->n_b, name) &&
 	    !(strncmp(name, "python", 6) == 0 && in_list(r->list_b, r->n_b, "python")))
 		return false;
 	if (strcmp(name, "busybox") == 0) {
-		const char *applet = json_string_value(json_array_get(args, 0));
+		const char *applet = json_string_value(json_array_get(args, from));
 
 		return applet && (strcmp(applet, "sh") == 0 || strcmp(applet, "ash") == 0) &&
-		       shell_reads_stdin(args, 1);
+		       shell_reads_stdin(args, from + 1);
 	}
-	return shell_reads_stdin(args, 0);
+	return shell_reads_stdin(args, from);
 }
 
+/* A shell given its script as -c STRING (the string already holds what ran). */
+static bool shell_inline(const struct drule *r, const char *name, json_t *args, size_t from)
+{
+	json_t *a;
+	size_t i;
+
+	if (!in_list(r->list_b, r->n_b, name) || strncmp(name, "python", 6) == 0)
+		return false;
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+
+		if (i >= from && s && s[0] == '-' && s[1] != '-' && strchr(s + 1, 'c'))
+			return true;
+		if (i >= from && s && s[0] != '-' && s[0] != '+')
+			return false;   /* a script file first */
+	}
+	return false;
+}
+
+/*
+ * What stdin or stdout was: a pipe ("pipe:[N]"), or a file or FIFO by path
+ * ("file:/tmp/p": `curl > p & sh < p`, or `curl -o f; sh < f`), not /dev/ files.
+ */
 static const char *pipe_of(const struct eval_ctx *x, const char *key)
 {
 	const char *s = json_string_value(json_object_get(x->ev, key));
 
-	return s && strncmp(s, "pipe:[", 6) == 0 ? s : "";
+	if (s && strncmp(s, "pipe:[", 6) == 0)
+		return s;
+	return s && strncmp(s, "file:/", 6) == 0 && strncmp(s, "file:/dev/", 10) != 0 ? s : "";
 }
 
 static bool alive(const struct engine_view *v, const struct ring_ent *e)
@@ -169,29 +208,85 @@ static int pair(const struct engine_view *v, struct det_state *st, struct det_hi
 	return 0;
 }
 
+static int64_t int_of(const struct eval_ctx *x, const char *k)
+{
+	json_t *p = json_object_get(x->ev, k);
+
+	return json_is_integer(p) ? json_integer_value(p) : -1;
+}
+
+/* Whether some exec in the ring reads what writer w wrote (its stdout is their stdin). */
+static bool consumed(struct det_state *st, const struct ring_ent *w)
+{
+	for (size_t k = 1; k <= st->n; k++) {
+		const struct ring_ent *e = ring_at(st, k);
+
+		if (e != w && e->in[0] && strcmp(e->in, w->out) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * `bash -c "$(curl …)"` and backticks: the downloader's stdout went to the shell that
+ * ran it (nothing exec'd read it), and that shell (or its exec'd self) then runs a shell
+ * with its script as an argument: the download became the script.
+ */
+static int cmd_subst(const struct engine_view *v, const struct eval_ctx *x,
+		     struct det_state *st, const char *name, const char *in,
+		     struct det_hit *hit)
+{
+	int64_t pid = int_of(x, "pid"), ppid = int_of(x, "ppid");
+
+	for (size_t k = 1; k <= st->n; k++) {
+		struct ring_ent *dl = ring_at(st, k);
+
+		if (dl->role != ROLE_DOWNLOADER || !alive(v, dl) || dl->ppid <= 0 ||
+		    (dl->ppid != ppid && dl->ppid != pid) || consumed(st, dl) ||
+		    strcmp(dl->out, in) == 0)   /* it reads the pipe: pairing's case */
+			continue;
+		dl->role = ROLE_DONE;   /* one alert per download */
+		hit->n_refs = 0;
+		hit->refs[hit->n_refs++] = dl->seq;
+		det_finish_refs(hit, v->seq);
+		hit->extra = json_pack("{s:s,s:s,s:s}", "downloader", dl->note, "shell", name,
+				       "pipe", "command substitution");
+		return hit->extra ? 1 : -ENOMEM;
+	}
+	return 0;
+}
+
 int det_pipe(const struct engine_view *v, const struct eval_ctx *x, struct det_hit *hit)
 {
 	struct det_state *st;
 	const char *name = json_string_value(json_object_get(x->ev, "cmd_name"));
 	const char *in = pipe_of(x, "stdin"), *out = pipe_of(x, "stdout");
 	json_t *args = json_object_get(x->ev, "args");
+	size_t from = (size_t)json_integer_value(json_object_get(x->ev, "args_from"));
 	struct ring_ent *e;
-	int role = ROLE_OTHER;
+	int role = ROLE_OTHER, got;
 
-	if (strcmp(v->event, "process.exec") != 0 || !name || (!in[0] && !out[0]))
+	if (strcmp(v->event, "process.exec") != 0 || !name)
+		return 0;
+	if (shell_inline(v->r, name, args, from) && (st = det_state_of(v, false)) != NULL &&
+	    (got = cmd_subst(v, x, st, name, in, hit)) != 0)
+		return got;
+	if (!in[0] && !out[0])
 		return 0;
 	if (out[0] && is_downloader(v->r, name, args))
 		role = ROLE_DOWNLOADER;
-	else if (in[0] && is_shell(v->r, name, args))
+	else if (in[0] && is_shell(v->r, name, args, from))
 		role = ROLE_SHELL;
 	else if (in[0] && out[0])
 		role = ROLE_RELAY;
-	if (role == ROLE_OTHER)
+	if (role == ROLE_OTHER && !in[0])
 		return 0;
+	/* Any other reader of a pipe too: it consumed what went in (cmd_subst). */
 	st = det_state_of(v, true);
 	if (!st)
 		return -ENOMEM;
-	e = ring_push(st, v, 0, name);
+	e = ring_push(st, v, int_of(x, "pid"), name);
+	e->ppid = int_of(x, "ppid");
 	snprintf(e->in, sizeof(e->in), "%s", in);
 	snprintf(e->out, sizeof(e->out), "%s", out);
 	e->role = role;

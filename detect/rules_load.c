@@ -15,7 +15,8 @@
 static const char *const severities[] = { "info", "low", "medium", "high", "critical", NULL };
 static const char *const detectors[] = {
 	"none", "pipe_to_shell", "exfiltration", "cleanup", "blocked_burst", "first_domain",
-	"burst", NULL,   /* burst: blocked_burst's other name, for any kind of burst */
+	"burst",         /* burst: blocked_burst's other name, for any kind of burst */
+	"downloaded_exec", NULL,
 };
 
 static void free_strv(char **v, size_t n)
@@ -175,7 +176,7 @@ static int rule_key(struct rload *L, const struct cy_node *k, const struct cy_no
 	if (strcmp(name, "detector") == 0) {
 		if (cy_enum(L->ctx, v, detectors, &e))
 			return -EINVAL;
-		r->det = e == 6 ? DET_BURST : (enum det_kind)e;
+		r->det = e == 6 ? DET_BURST : e == 7 ? DET_DOWNLOADED_EXEC : (enum det_kind)e;
 		return 0;
 	}
 	if (strcmp(name, "window") == 0)
@@ -223,8 +224,8 @@ static int default_list(char ***out, size_t *n, const char *const *src)
 /* Detector defaults and what a rule must have. */
 static int rule_finish(struct rload *L, const struct cy_node *m, struct drule *r)
 {
-	static const uint64_t windows[] = { 0, 60000, 60000, 10000, 10000, 0 };
-	static const unsigned thresholds[] = { 0, 1, 1, 3, 5, 1 };
+	static const uint64_t windows[] = { 0, 60000, 60000, 10000, 10000, 0, 600000 };
+	static const unsigned thresholds[] = { 0, 1, 1, 3, 5, 1, 1 };
 
 	if (!r->id || !r->severity || !r->summary.segs) {
 		cfg_err(L->ctx, m, "a rule needs id, severity and summary");

@@ -45,6 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (size > 0) {
 		nl = memchr(s, '\n', size);
 		len = nl ? (size_t)(nl - s) : size;
+		struct auditjoin_cc cc;
+
+		(void)auditjoin_config(s, len, &cc);
 		ev = auditjoin_feed(join, type_of(s, len), s, len);
 		if (ev) {
 			(void)auditrec_execve_complete(&ev->args);

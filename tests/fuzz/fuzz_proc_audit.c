@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
+#include "audit/audit_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,6 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		total += alen;
 	if (total > size)
 		abort();   /* arguments never extend past the buffer */
+	/* the dynamic loader's cmdline: the program it loads lies inside the buffer */
+	arg = exeid_loaded(b, size, &alen);
+	if (arg && (arg < b || alen > size || arg + alen > b + size))
+		abort();
 	path = malloc(size + 1);
 	if (path) {
 		memcpy(path, data, size);

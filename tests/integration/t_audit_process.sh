@@ -8,7 +8,9 @@
 . "$(dirname "$0")/session_helpers.sh"
 require_root
 
+# The connector is the fallback exec source now (the default is audit): set explicitly.
 write_config "$T_TMP/c.yaml" "audit:
+  exec_source: proc_connector
   sensitive_paths: []"
 start_daemon a --config "$T_TMP/c.yaml"
 W=$T_TMP/work
@@ -39,6 +41,8 @@ jcheck "newline and quotes survive" "$e" \
 	'.args[3] == "line1\nline2" and .args[4] == "it'"'"'s \"quoted\"" and .args[6] == ""'
 jcheck "invalid UTF-8 becomes valid JSON" "$e" \
 	'(.args[5] | startswith("bad")) and (.args[5] | endswith("utf8")) and .argv_complete'
+jcheck "arguments read from /proc say so (args_source proc: not the kernel's copy)" "$e" \
+	'.args_source == "proc"'
 jcheck "exec carries pid, ppid, uid, euid, exe" "$e" \
 	'(.pid | type) == "number" and (.ppid | type) == "number" and .uid == 0 and .euid == 0
 	 and (.exe | test("/(da|ba)?sh$")) and .comm == "sh"'

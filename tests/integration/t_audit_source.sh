@@ -51,6 +51,7 @@ ejcheck "invalid UTF-8 becomes valid JSON" "$e" \
 ejcheck "pid, ppid, uid, euid, exe, cwd, comm from the kernel" "$e" \
 	"(.pid | type) == \"number\" and (.ppid | type) == \"number\" and .uid == 0 and
 	 .euid == 0 and .exe == \"$(readlink -f /bin/true)\" and .cwd == \"$W\" and .comm == \"true\""
+ejcheck "arguments from the kernel say so (args_source kernel)" "$e" '.args_source == "kernel"'
 
 # ---- stdin from /proc while the process lives: a pipe's reading end ----------------------
 sgrun --session s1 -- sh -c 'echo x | sleep 0.41' pipe-sh

@@ -183,7 +183,7 @@ check "cleanup-before-end: near miss (2 deletions)" \
 e=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "alert" and .rule == "pipe-to-shell")' | head -1)
 jcheck "alert: source sandgate, session, severity, summary, refs, tags" "$e" \
 	'.source == "sandgate" and .session_id == "s1" and .severity == "critical" and
-	 (.summary | test("curl piped into sh")) and (.refs | length) == 2 and
+	 (.summary | test("curl piped into (sh|dash)")) and (.refs | length) == 2 and
 	 (.tags | index("download-and-run")) != null'
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "alert" and .rule == "sandgate-tamper" and .session_id == "s1")' | wc -l)
 check "no alert about the daemon's own journal writes (only the session's: $n)" test "$n" -le 3

@@ -145,12 +145,39 @@ static void test_orphans_and_eviction(void **state)
 	free(j);
 }
 
+/* AUDIT_CONFIG_CHANGE records as the kernel wrote them (t_audit_tamper's dmesg). */
+static void test_config_change(void **state)
+{
+	static const char rm[] = "audit(1796171944.039:3): auid=4294967295 ses=4294967295 "
+				 "op=remove_rule key=\"sandgate-26301\" list=4 res=1";
+	static const char set[] = "audit(1796171953.267:7): op=set audit_enabled=0 old=1 "
+				  "auid=0 ses=4 res=1";
+	struct auditjoin_cc cc;
+
+	(void)state;
+	assert_int_equal(auditjoin_config(rm, strlen(rm), &cc), 0);
+	assert_int_equal(cc.serial, 3);
+	assert_string_equal(cc.op, "remove_rule");
+	assert_string_equal(cc.key, "sandgate-26301");
+	assert_int_equal(cc.auid, 4294967295);
+	assert_int_equal(cc.pid, -1);
+	assert_int_equal(auditjoin_config(set, strlen(set), &cc), 0);
+	assert_string_equal(cc.op, "set");
+	assert_string_equal(cc.field, "audit_enabled");
+	assert_int_equal(cc.value, 0);
+	assert_int_equal(cc.old, 1);
+	assert_int_equal(cc.ses, 4);
+	assert_int_equal(auditjoin_config("audit(1.0:1): res=1", 19, &cc), -EINVAL);
+	assert_int_equal(auditjoin_config("op=set", 6, &cc), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_event),
 		cmocka_unit_test(test_interleaved),
 		cmocka_unit_test(test_orphans_and_eviction),
+		cmocka_unit_test(test_config_change),
 	};
 
 	return cmocka_run_group_tests(tests, load, unload);

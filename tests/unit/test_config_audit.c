@@ -31,6 +31,9 @@ static void test_defaults(void **state)
 	assert_string_equal(c->audit.file_marks[0], "/");
 	assert_true(c->audit.n_sensitive_paths >= 8);
 	assert_string_equal(c->audit.sensitive_paths[0], "/etc");
+	/* The kernel's copy of the arguments by default; the connector is the fallback. */
+	assert_int_equal(c->audit.exec_source, SG_EXEC_AUDIT);
+	assert_int_equal(c->audit.proc_rcvbuf, 32u << 20);
 	config_free(c);
 }
 
@@ -46,13 +49,15 @@ static void test_values(void **state)
 	assert_false(c->audit.enabled);
 	assert_false(c->audit.files);
 	assert_false(c->audit.packages);
+	assert_int_equal(c->audit.exec_source, SG_EXEC_PROC_CONNECTOR);
 	assert_int_equal(c->audit.n_file_marks, 2);
 	assert_string_equal(c->audit.file_marks[1], "/srv");
 	assert_int_equal(c->audit.n_sensitive_paths, 2);
 	assert_string_equal(c->audit.sensitive_paths[0], "~/.ssh");
 	config_free(c);
-	c = load("audit:\n  exec_source: audit\n", 0, &e);
+	c = load("audit:\n  exec_source: audit\n  proc_rcvbuf: 64k\n", 0, &e);
 	assert_int_equal(c->audit.exec_source, SG_EXEC_AUDIT);
+	assert_int_equal(c->audit.proc_rcvbuf, 65536);
 	config_free(c);
 	c = load("audit:\n  sensitive_paths: []\n", 0, &e);
 	assert_int_equal(c->audit.n_sensitive_paths, 0);

