@@ -188,6 +188,8 @@ static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
 		atomic_fetch_add_explicit(&g->st.blocked_dns, 1, memory_order_relaxed);
 		act = refuse(w, p, tcp, f, msg, len, pol, &q);
 		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
+		if (gw_summarised_dns(g, nft_mark_id(m->mark), &q, tcp))
+			return act;   /* past the session's budget: in its net.blocked_summary */
 		gw_evlist_push(l, gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "blocked", q.reason,
 					    time_mono_ms()));
 		return act;

@@ -37,6 +37,8 @@ struct gw_stats {
 		violations;
 	atomic_uint_fast64_t kbind_elements, kbind_errors;
 	atomic_uint_fast64_t late_connects;   /* net.connect written at the flow's end */
+	atomic_uint_fast64_t blocked_summarised;   /* blocked attempts folded into summaries */
+	atomic_uint_fast64_t flows_closed;    /* final net.flow at a TCP close (FIN/RST) */
 };
 
 /* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
@@ -105,6 +107,7 @@ struct gateway {
 	struct nft_handle *nft;       /* kernel bindings (gateway/kbind.c), under lock; NULL: off */
 	struct kbind_recent *krecent; /* elements installed lately and their expiry (kbind.c) */
 	struct gw_stats st;
+	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -230,6 +233,26 @@ struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans
 			int64_t now_ms);
 /* sensor.loss */
 void gw_ev_loss(struct gateway *g, const char *sensor, int64_t lost, const char *why);
+
+/* ---- blocked attempts past the session's budget (gateway/blocksum.c) ---- */
+struct gw_blocksum;
+/* budget: blocked attempts per second a session writes on their own lines (0: all);
+ * interval_ms: how often summaries are written (0: 5 s). 0 or -ENOMEM. */
+int gw_blocksum_new(unsigned budget, uint64_t interval_ms, struct gw_blocksum **out);
+void gw_blocksum_free(struct gw_blocksum *s);
+/*
+ * Whether the net.connect of f (blocked: for any other verdict false) is left out
+ * because its session is past its budget: the attempt is then counted into the
+ * session's next net.blocked_summary. Call instead of writing it when true.
+ */
+bool gw_summarised_connect(struct gateway *g, const struct flow *f);
+/* The same for the net.dns of blocked query q of session mark_id. */
+bool gw_summarised_dns(struct gateway *g, uint32_t mark_id, const struct dnspend_entry *q,
+		       bool tcp);
+/* Writes the summaries when the interval is over (force: now). */
+void gw_blocksum_flush(struct gateway *g, bool force);
+/* Writes session mark_id's summaries now and forgets its budget (at unbind). */
+void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
 
 /* ---- conntrack (gateway/ct.c), queue stats (gateway/qstats.c) ---- */
 void *gw_ct_main(void *arg);

@@ -195,6 +195,10 @@ static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 
 	if (!dc->now)
 		return;
+	/* Past the session's budget a blocked attempt is counted into a summary
+	 * (gateway/blocksum.c), without its own line (nor its pid lookup). */
+	if (gw_summarised_connect(w->g, &dc->f))
+		return;
 	if (pid < 0)
 		pid = pid_of(w, m, p);
 	gw_emit(w->g, gw_ev_connect(w->g, &dc->f, pid));
