@@ -233,8 +233,10 @@ void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id)
 
 void daemon_gateway_session_since(struct daemon *d, uint32_t mark_id, int64_t created_us)
 {
+	/* A session being created has no creation time yet: it begins now. */
 	if (d->gateway)
-		(void)gateway_session_since(d->gateway, mark_id, created_us);   /* bound just before */
+		(void)gateway_session_since(d->gateway, mark_id,
+					    created_us > 0 ? created_us : time_wall_us());
 }
 
 int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char *err,

@@ -197,22 +197,53 @@ static void set_name(struct bs_key *k, const char *name)
 	snprintf(k->name, sizeof(k->name), "%s", name ? name : "");
 }
 
+static bool blocked(const struct flow *f)
+{
+	return f->verdict == NFT_MARK_DENY && !(f->vstr && strcmp(f->vstr, "blocked"));
+}
+
+static void connect_key(const struct flow *f, struct bs_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = BS_CONNECT;
+	k->proto = f->proto;
+	k->family = (uint8_t)f->family;
+	memcpy(k->dst, f->dst, f->family == AF_INET ? 4 : 16);
+	k->has_port = f->has_ports;
+	k->dport = f->has_ports ? f->dport : 0;
+	set_name(k, f->sni[0] ? f->sni : f->http_host[0] ? f->http_host : f->domain);
+	snprintf(k->reason, sizeof(k->reason), "%s", f->reason ? f->reason : "");
+}
+
 bool gw_summarised_connect(struct gateway *g, const struct flow *f)
 {
 	struct bs_key k;
 
-	if (f->verdict != NFT_MARK_DENY || (f->vstr && strcmp(f->vstr, "blocked")))
+	if (!blocked(f))
 		return false;   /* only blocked flows: an allowed one always has its record */
-	memset(&k, 0, sizeof(k));
-	k.kind = BS_CONNECT;
-	k.proto = f->proto;
-	k.family = (uint8_t)f->family;
-	memcpy(k.dst, f->dst, f->family == AF_INET ? 4 : 16);
-	k.has_port = f->has_ports;
-	k.dport = f->has_ports ? f->dport : 0;
-	set_name(&k, f->sni[0] ? f->sni : f->http_host[0] ? f->http_host : f->domain);
-	snprintf(k.reason, sizeof(k.reason), "%s", f->reason ? f->reason : "");
+	connect_key(f, &k);
 	return summarise(g, f->mark_id, f->sid, &k);
+}
+
+void gw_blocked_again(struct gateway *g, const struct flow *f, const struct gw_pkt *p)
+{
+	struct gw_blocksum *s = g->bsum;
+	struct timespec at;
+	struct bs_key k;
+	struct bs_sess *n;
+	bool syn = p->proto == IPPROTO_TCP &&
+		   (p->tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == PKT_TCP_SYN;
+
+	if (!s || !blocked(f) || f->is_dns || !(syn || p->proto == IPPROTO_UDP))
+		return;
+	connect_key(f, &k);
+	clock_gettime(CLOCK_REALTIME, &at);
+	pthread_mutex_lock(&s->lock);
+	n = sess_of(s, f->mark_id, f->sid, time_mono_ms());
+	if (n)
+		fold(n, &k, &at);
+	pthread_mutex_unlock(&s->lock);
+	atomic_fetch_add_explicit(&g->st.blocked_summarised, 1, memory_order_relaxed);
 }
 
 bool gw_summarised_dns(struct gateway *g, uint32_t mark_id, const struct dnspend_entry *q,

@@ -249,6 +249,12 @@ bool gw_summarised_connect(struct gateway *g, const struct flow *f);
 /* The same for the net.dns of blocked query q of session mark_id. */
 bool gw_summarised_dns(struct gateway *g, uint32_t mark_id, const struct dnspend_entry *q,
 		       bool tcp);
+/*
+ * A new attempt on flow f, already blocked: packet p is a SYN again on its tuple (a
+ * reused source port) or another datagram. Counted into the session's summary (the
+ * flow's first attempt had its own line); other packets and verdicts are not attempts.
+ */
+void gw_blocked_again(struct gateway *g, const struct flow *f, const struct gw_pkt *p);
 /* Writes the summaries when the interval is over (force: now). */
 void gw_blocksum_flush(struct gateway *g, bool force);
 /* Writes session mark_id's summaries now and forgets its budget (at unbind). */
