@@ -213,6 +213,9 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 	atomic_fetch_add_explicit(&g->st.dns_answers, 1, memory_order_relaxed);
 	key_of(p, false, tcp, d->id, &k);
 	if (dnspend_take(g->pend, &k, &q) != 0) {
+		/* The gateway's own answer to a blocked query: recorded with the query. */
+		if (gw_synth_own(g, &k))
+			return;
 		/* No query seen (a restart, or a spoofed answer): log what the answer says. */
 		entry_base(&q, m, sid);
 		q.key = k;

@@ -58,6 +58,8 @@ static int make_tables(struct gateway *g)
 	if (ret == 0)
 		ret = dnspend_new(GW_PENDING_MAX, &g->pend);
 	if (ret == 0)
+		ret = gw_synth_new(&g->synth);
+	if (ret == 0)
 		ret = gw_blocksum_new(g->cfg.blocked_budget, g->cfg.blocked_summary_ms, &g->bsum);
 	return ret;
 }
@@ -194,6 +196,7 @@ void gateway_free(struct gateway *g)
 	gateway_stop(g);
 	gw_blocksum_flush(g, true);   /* the counts of the last interval are not lost */
 	gw_blocksum_free(g->bsum);
+	gw_synth_free(g->synth);
 	gw_kbind_close(g);
 	flowtab_free(g->flows);
 	dnsbind_free(g->binds);

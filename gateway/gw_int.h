@@ -108,6 +108,7 @@ struct gateway {
 	struct kbind_recent *krecent; /* elements installed lately and their expiry (kbind.c) */
 	struct gw_stats st;
 	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
+	struct gw_synth *synth;       /* answers synthesised lately (dnssynth.c), under lock */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -259,6 +260,16 @@ void gw_blocked_again(struct gateway *g, const struct flow *f, const struct gw_p
 void gw_blocksum_flush(struct gateway *g, bool force);
 /* Writes session mark_id's summaries now and forgets its budget (at unbind). */
 void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
+
+/* ---- the gateway's own DNS answers (gateway/dnssynth.c), under g->lock ---- */
+struct gw_synth;
+int gw_synth_new(struct gw_synth **out);
+void gw_synth_free(struct gw_synth *t);
+/* Remembers the answer with id dns_id just sent to query packet q's sender. */
+void gw_synth_note(struct gateway *g, const struct gw_pkt *q, uint16_t dns_id);
+/* Whether an answer with key k (no query pending for it) is one the gateway sent (at
+ * most once per note): it was recorded with its blocked query, it gets no line. */
+bool gw_synth_own(struct gateway *g, const struct dnspend_key *k);
 
 /* ---- conntrack (gateway/ct.c), queue stats (gateway/qstats.c) ---- */
 void *gw_ct_main(void *arg);
