@@ -8,7 +8,7 @@
 
 #define GW_CT_TICK_MS 250
 #define GW_CT_GRACE_MS 30000   /* a flow younger than this is never swept */
-#define GW_CT_DENIED_MS 2000   /* a flow denied at its first packet is kept this long */
+#define GW_CT_DENIED_MS 1000   /* a flow denied at its first packet is kept this long */
 
 struct gw_dump {
 	struct gateway *g;
