@@ -223,20 +223,30 @@ static void on_tick(struct ct_ctx *c)
 	do_dump(c);
 }
 
-/* Reads destroy events until the socket is empty. */
+/*
+ * Reads destroy and update events until the socket is empty. An overrun is reported
+ * once and the reading goes on: the events queued after it are still there, and a sweep
+ * before they are read would take their flows for missed ends (a second net.flow).
+ */
 static int on_events(struct ct_ctx *c)
 {
-	while (nfct_catch(c->ev) >= 0)
-		;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return 0;
-	if (errno == ENOBUFS) {
+	bool overrun = false;
+
+	for (;;) {
+		while (nfct_catch(c->ev) >= 0)
+			;
+		if (errno != ENOBUFS || overrun)
+			break;
+		overrun = true;
+	}
+	if (overrun) {
 		/* Events were dropped: the next dump finds the flows whose end we missed. */
 		atomic_fetch_add_explicit(&c->g->st.ct_overruns, 1, memory_order_relaxed);
 		gw_ev_loss(c->g, "conntrack", -1, "conntrack event socket overrun (ENOBUFS)");
 		c->next_dump_ms = 0;
-		return 0;
 	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ENOBUFS)
+		return 0;
 	return -errno;
 }
 
@@ -269,6 +279,7 @@ void *gw_ct_main(void *arg)
 	int ret;
 
 	c.d.g = c.g;
+	c.d.cev = &c.cev;
 	(void)pthread_setname_np(pthread_self(), "sg-conntrack");   /* cosmetic */
 	ret = ct_setup(&c);
 	if (ret)

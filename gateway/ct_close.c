@@ -182,6 +182,12 @@ static void on_update(struct gw_ctev *c, const struct nf_conntrack *ct)
 	gw_ct_finish(c->g, c->got);
 }
 
+void gw_ctev_recorded(struct gw_ctev *c, uint32_t id, const struct flow_key *k)
+{
+	if (c && c->closed)
+		(void)cl_add(c->closed, id, key_hash(k), time_mono_ms());   /* full: written twice */
+}
+
 int gw_ct_on_event(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
 	struct gw_ctev *c = data;

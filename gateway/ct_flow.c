@@ -386,6 +386,8 @@ static bool gone(struct flow *f, void *ctx)
 	if (decide_at_end(d->g, f, f->ct_mark, &c) && !c)
 		atomic_fetch_add_explicit(&d->g->st.emit_failed, 1, memory_order_relaxed);
 	keep_event(d, c);
+	/* Its destroy event may still come (read after this sweep): nothing more then. */
+	gw_ctev_recorded(d->cev, f->ct_id, &f->key);
 	snap_of_flow(f, &s);
 	keep_event(d, ev_flow(d->g, &s, f, true));
 	return true;

@@ -10,8 +10,10 @@
 #define GW_CT_GRACE_MS 30000   /* a flow younger than this is never swept */
 #define GW_CT_DENIED_MS 1000   /* a flow denied at its first packet is kept this long */
 
+struct gw_ctev;
 struct gw_dump {
 	struct gateway *g;
+	struct gw_ctev *cev;          /* a missed end's late destroy event writes nothing */
 	unsigned gen;
 	size_t missed;
 	struct event **ev;            /* net.flow of missed ends, emitted after the sweep */
@@ -53,6 +55,8 @@ int gw_ctev_init(struct gw_ctev *c, struct gateway *g);
 void gw_ctev_fini(struct gw_ctev *c);
 /* nfct event callback (destroy and update events): data is the struct gw_ctev. */
 int gw_ct_on_event(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data);
+/* Remembers entry id with tuple k as recorded (its late destroy event writes nothing). */
+void gw_ctev_recorded(struct gw_ctev *c, uint32_t id, const struct flow_key *k);
 /* Forgets closed entries older than any TIME_WAIT/CLOSE timeout (from the tick). */
 void gw_ctev_expire(struct gw_ctev *c);
 /*
