@@ -237,5 +237,15 @@ e=$(evq '.event == "net.blocked_summary" and .session_id == "fl" and .kind == "d
 echeck "net.blocked_summary of queries: name, qtype, resolver, reason" "$e" \
 	'.name == "bad.web.test" and .qtype == "A" and .dst.ip == "198.18.1.2" and .dst.port == 53
 	 and .proto == "udp" and .count > 0'
+check "net.blocked_summary lines: JSON objects with unique keys" sh -c "cat '$SG_STATE'/journal/*.jsonl |
+	grep '\"event\":\"net.blocked_summary\"' | python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        sys.exit(1)
+    return dict(pairs)
+n = sum(1 for l in sys.stdin if json.loads(l, object_pairs_hook=once))
+sys.exit(0 if n else 1)'"
 check "daemon exits 0 at SIGTERM" stop_daemon
 finish
