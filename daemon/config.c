@@ -424,6 +424,9 @@ static const struct cfg_key gateway_keys[] = {
 	UINT_KEY(GC, block_burst, 0, 1000000),
 	{ "block_window", CK_DURATION, F(GC, block_window_ms), 0, 100, MS_DAY, NULL, NULL },
 	{ "revoke_on_reload", CK_BOOL, F(GC, revoke_on_reload), 0, 0, 0, NULL, NULL },
+	UINT_KEY(GC, blocked_budget, 0, 1000000),
+	{ "blocked_summary_interval", CK_DURATION, F(GC, blocked_summary_ms), 0, 100, 3600 * MS_S,
+	  NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef GC
@@ -537,6 +540,7 @@ struct sg_config *config_default(void)
 		.enabled = false, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
 		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
 		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
+		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
 	};
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);

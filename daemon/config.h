@@ -123,6 +123,8 @@ struct sg_gateway_config {
 	unsigned block_burst;         /* blocked attempts per window before policy.violation */
 	uint64_t block_window_ms;
 	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
+	unsigned blocked_budget;      /* blocked attempts/s a session logs one by one; 0: all */
+	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
 };
 
 enum sg_exec_source { SG_EXEC_PROC_CONNECTOR, SG_EXEC_AUDIT };

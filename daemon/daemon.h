@@ -124,6 +124,10 @@ int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char 
 			  size_t errlen);
 /* Forgets mark id (after the session's elements are removed). No-op when off. */
 void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id);
+/* When mark id's session was created (µs, wall; 0: now, it is being created): older
+ * conntrack entries of the mark are an earlier holder's (gateway_session_since). No-op
+ * when off. */
+void daemon_gateway_session_since(struct daemon *d, uint32_t mark_id, int64_t created_us);
 
 /*
  * Starts the health sampling (daemon/health.c) and serves GET /metrics and /healthz

@@ -81,6 +81,8 @@ static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 	o->block_burst = g->block_burst;
 	o->block_window_ms = g->block_window_ms;
 	o->ct_event_buffer = g->ct_event_buffer;
+	o->blocked_budget = g->blocked_budget;
+	o->blocked_summary_ms = g->blocked_summary_ms;
 }
 
 /* gateway.start: what was installed where, and whether it fails open (said loudly). */
@@ -224,6 +226,14 @@ void daemon_gateway_session_unbind(struct daemon *d, uint32_t mark_id)
 {
 	if (d->gateway)
 		gateway_session_unbind(d->gateway, mark_id);
+}
+
+void daemon_gateway_session_since(struct daemon *d, uint32_t mark_id, int64_t created_us)
+{
+	/* A session being created has no creation time yet: it begins now. */
+	if (d->gateway)
+		(void)gateway_session_since(d->gateway, mark_id,
+					    created_us > 0 ? created_us : time_wall_us());
 }
 
 int daemon_gateway_reload(struct daemon *d, const struct sg_config *fresh, char *err,

@@ -38,6 +38,8 @@ int sess_nft_add(struct sessions *ss, struct session *s)
 	ret = daemon_gateway_session_bind(ss->d, s->mark, s->id, s->cgroup, s->policy);
 	if (ret)
 		return ret;
+	/* Conntrack entries of the mark older than the session are an earlier holder's. */
+	daemon_gateway_session_since(ss->d, s->mark, s->created_us);
 	/* Before the ruleset is installed the elements go in with it (daemon_gateway_install). */
 	s->nft_wanted = true;
 	if (!handle(ss))

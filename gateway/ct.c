@@ -1,6 +1,7 @@
 /*
  * The conntrack thread: in the gateway's namespace it turns on flow accounting and
- * timestamps, listens for destroy events of session flows (ct mark tag), dumps the table
+ * timestamps, listens for destroy events of session flows (ct mark tag) and for their
+ * state updates (a TCP flow's close, gateway/ct_close.c), dumps the table
  * periodically for interim reports and missed ends, and on a timer expires unanswered DNS
  * queries and stale name bindings and reads the queues' drop counters.
  */
@@ -29,6 +30,7 @@ struct ct_ctx {
 	int tfd, ep;
 	int64_t next_dump_ms, next_reap_ms;
 	struct gw_dump d;
+	struct gw_ctev cev;
 };
 
 static int write_sysctl(const char *name)
@@ -67,7 +69,10 @@ static int open_handles(struct ct_ctx *c)
 	uint64_t want = c->g->cfg.ct_event_buffer ? c->g->cfg.ct_event_buffer : CT_SOCK_BUF;
 	int size = want > INT32_MAX / 2 ? INT32_MAX / 2 : (int)want, fd, ret;
 
-	c->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_DESTROY);
+	ret = gw_ctev_init(&c->cev, c->g);
+	if (ret)
+		return ret;
+	c->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_DESTROY | NF_NETLINK_CONNTRACK_UPDATE);
 	c->dump = nfct_open(CONNTRACK, 0);
 	if (!c->ev || !c->dump)
 		return -errno ? -errno : -EIO;
@@ -78,7 +83,8 @@ static int open_handles(struct ct_ctx *c)
 		return -errno;
 	ret = session_filter(c->ev);
 	if (ret == 0)
-		ret = nfct_callback_register(c->ev, NFCT_T_DESTROY, gw_ct_on_destroy, c->g);
+		ret = nfct_callback_register(c->ev, NFCT_T_DESTROY | NFCT_T_UPDATE, gw_ct_on_event,
+					     &c->cev);
 	if (ret == 0)
 		ret = nfct_callback_register(c->dump, NFCT_T_ALL, gw_ct_on_dump, &c->d);
 	return ret < 0 ? -EIO : ret;
@@ -124,6 +130,7 @@ static void ct_teardown(struct ct_ctx *c)
 	if (c->ep >= 0)
 		close(c->ep);
 	free(c->d.ev);
+	gw_ctev_fini(&c->cev);
 }
 
 static int on_events(struct ct_ctx *c);
@@ -198,34 +205,48 @@ static void on_tick(struct ct_ctx *c)
 		return;
 	expire_dns(c->g, now);
 	gw_qstats_poll(c->g);
+	gw_blocksum_flush(c->g, false);
+	gw_ctev_expire(&c->cev);
 	if (now < c->next_dump_ms) {
 		if (now >= c->next_reap_ms) {
 			c->next_reap_ms = now + CT_REAP_MS;
 			reap(c);
+			gw_ct_sweep_denied(c->g);
 		}
 		return;
 	}
 	c->next_reap_ms = now + CT_REAP_MS;
+	gw_ct_sweep_denied(c->g);
 	period = (int64_t)c->g->cfg.flow_interim_ms / 2;
 	period = period < 1000 ? 1000 : period > 10000 ? 10000 : period;
 	c->next_dump_ms = now + period;
 	do_dump(c);
 }
 
-/* Reads destroy events until the socket is empty. */
+/*
+ * Reads destroy and update events until the socket is empty. An overrun is reported
+ * once and the reading goes on: the events queued after it are still there, and a sweep
+ * before they are read would take their flows for missed ends (a second net.flow).
+ */
 static int on_events(struct ct_ctx *c)
 {
-	while (nfct_catch(c->ev) >= 0)
-		;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return 0;
-	if (errno == ENOBUFS) {
+	bool overrun = false;
+
+	for (;;) {
+		while (nfct_catch(c->ev) >= 0)
+			;
+		if (errno != ENOBUFS || overrun)
+			break;
+		overrun = true;
+	}
+	if (overrun) {
 		/* Events were dropped: the next dump finds the flows whose end we missed. */
 		atomic_fetch_add_explicit(&c->g->st.ct_overruns, 1, memory_order_relaxed);
 		gw_ev_loss(c->g, "conntrack", -1, "conntrack event socket overrun (ENOBUFS)");
 		c->next_dump_ms = 0;
-		return 0;
 	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ENOBUFS)
+		return 0;
 	return -errno;
 }
 
@@ -258,6 +279,7 @@ void *gw_ct_main(void *arg)
 	int ret;
 
 	c.d.g = c.g;
+	c.d.cev = &c.cev;
 	(void)pthread_setname_np(pthread_self(), "sg-conntrack");   /* cosmetic */
 	ret = ct_setup(&c);
 	if (ret)

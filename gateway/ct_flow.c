@@ -1,5 +1,6 @@
 /*
- * net.flow from conntrack: a destroy event ends a session flow (final: true); a periodic
+ * net.flow from conntrack: a TCP flow's close (gateway/ct_close.c) or a destroy event
+ * ends a session flow (final: true); a periodic
  * dump reports flows older than gateway.flow_interim_interval (final: false) and finds
  * flows whose end event was lost. Byte and packet counts are conntrack's accounting:
  * original direction = out (the session opened it), reply = in.
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gateway/ct_int.h"
 #include "journal/event.h"
@@ -49,6 +51,7 @@ struct ct_snap {
 	bool acct;
 	uint64_t bytes[2], pkts[2];       /* [0] original (out), [1] reply (in) */
 	int64_t duration_ms;              /* -1 unknown */
+	int64_t start_ns;                 /* conntrack's start timestamp (wall), 0 unknown */
 	bool missed;
 };
 
@@ -64,8 +67,9 @@ static uint64_t attr64(const struct nf_conntrack *ct, enum nf_conntrack_attr a, 
 static void snap_of_ct(const struct nf_conntrack *ct, const struct flow *f, bool final,
 		       struct ct_snap *s)
 {
-	bool ts = true;
+	bool ts = true, ts_a = true;
 	uint64_t a, b;
+	struct timespec now;
 
 	memset(s, 0, sizeof(*s));
 	ct_key(ct, &s->k);
@@ -76,10 +80,15 @@ static void snap_of_ct(const struct nf_conntrack *ct, const struct flow *f, bool
 	s->bytes[1] = attr64(ct, ATTR_REPL_COUNTER_BYTES, &s->acct);
 	s->pkts[0] = attr64(ct, ATTR_ORIG_COUNTER_PACKETS, &s->acct);
 	s->pkts[1] = attr64(ct, ATTR_REPL_COUNTER_PACKETS, &s->acct);
-	a = attr64(ct, ATTR_TIMESTAMP_START, &ts);
+	a = attr64(ct, ATTR_TIMESTAMP_START, &ts_a);
 	b = attr64(ct, ATTR_TIMESTAMP_STOP, &ts);
-	if (ts && final)
+	s->start_ns = ts_a ? (int64_t)a : 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ts && ts_a && final)
 		s->duration_ms = b > a ? (int64_t)((b - a) / 1000000) : 0;
+	else if (ts_a && final)   /* at a close the entry lives on: until now */
+		s->duration_ms = ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)a) /
+				 1000000;
 	else
 		s->duration_ms = f ? time_mono_ms() - f->start_ms : -1;
 }
@@ -119,9 +128,12 @@ static struct event *ev_flow(struct gateway *g, const struct ct_snap *s, const s
 	char sid[MARKTAB_ID_MAX + 1] = "";
 	struct event *e;
 
+	/* A flow the packet path never saw belongs to the session that held its mark when
+	 * it began: not to a later holder of a reused mark (none known: null). */
 	if (f)
 		snprintf(sid, sizeof(sid), "%s", f->sid);
-	else if (marktab_get(g->marks, nft_mark_id(s->mark), sid, sizeof(sid)) != 0)
+	else if (marktab_get_at(g->marks, nft_mark_id(s->mark), s->start_ns, sid,
+				sizeof(sid)) != 0)
 		sid[0] = '\0';
 	e = event_new("net.flow", sid[0] ? sid : NULL, EVENT_SRC_GATEWAY);
 	if (!e)
@@ -180,9 +192,10 @@ static struct flow *unseen_flow(struct gateway *g, const struct nf_conntrack *ct
 	if (k->proto != IPPROTO_TCP || k->dport == 53 || !started_here(g, ct))
 		return NULL;
 	memset(tmp, 0, sizeof(*tmp));
-	if (marktab_get(g->marks, nft_mark_id(mark), tmp->sid, sizeof(tmp->sid)) != 0)
-		return NULL;
 	t0 = attr64(ct, ATTR_TIMESTAMP_START, &set);
+	if (marktab_get_at(g->marks, nft_mark_id(mark), set ? (int64_t)t0 : 0, tmp->sid,
+			   sizeof(tmp->sid)) != 0)
+		return NULL;
 	tmp->key = *k;
 	tmp->flow_id = ++g->flow_seq;
 	tmp->mark_id = nft_mark_id(mark);
@@ -206,7 +219,8 @@ static struct flow *unseen_flow(struct gateway *g, const struct nf_conntrack *ct
  * Every new flow has its net.connect (docs/gateway.md "Events"). One that ends before
  * any packet of it was given a decision (no bytes came) gets it at its end, decided on
  * what it showed, with `late: true`. True when f is such a flow; *out its event (NULL:
- * not built, counted by gw_emit). Under g->lock.
+ * not built, counted by gw_emit). A blocked one past its session's budget is counted in
+ * net.blocked_summary instead: false. Under g->lock.
  */
 static bool decide_at_end(struct gateway *g, struct flow *f, uint32_t mark, struct event **out)
 {
@@ -219,6 +233,8 @@ static bool decide_at_end(struct gateway *g, struct flow *f, uint32_t mark, stru
 	(void)gw_decide(g, f, gw_policy_of(g, mark), false);
 	f->decided = true;
 	atomic_fetch_add_explicit(&g->st.late_connects, 1, memory_order_relaxed);
+	if (gw_summarised_connect(g, f))
+		return false;
 	*out = gw_ev_connect(g, f, -1);
 	return true;
 }
@@ -238,17 +254,13 @@ static bool late_connect(struct gateway *g, const struct nf_conntrack *ct,
 	return decide_at_end(g, *f, mark, out);
 }
 
-int gw_ct_on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
+void gw_ct_finish(struct gateway *g, const struct nf_conntrack *ct)
 {
-	struct gateway *g = data;
 	struct event *c, *e;
 	struct flow_key k;
 	struct flow *f, tmp;
 	bool late;
 
-	(void)type;
-	if (!nft_mark_is_session(nfct_get_attr_u32(ct, ATTR_MARK)))
-		return NFCT_CB_CONTINUE;   /* host traffic: never reported */
 	ct_key(ct, &k);
 	pthread_mutex_lock(&g->lock);
 	f = flowtab_find(g->flows, &k);
@@ -261,7 +273,33 @@ int gw_ct_on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, v
 	if (late)
 		gw_emit(g, c);
 	gw_emit(g, e);
-	return NFCT_CB_CONTINUE;
+}
+
+void gw_ct_key(const struct nf_conntrack *ct, struct flow_key *k)
+{
+	ct_key(ct, k);
+}
+
+/*
+ * A flow denied at its first packet (a SYN or datagram the kernel then rejected) never
+ * got a conntrack entry: no event will end it. Forgotten after GW_CT_DENIED_MS, not after
+ * the sweep's grace, so a flood of blocked attempts does not fill the table.
+ */
+static bool denied_early(struct flow *f, void *ctx)
+{
+	const int64_t *now = ctx;
+
+	return f->decided && f->verdict == NFT_MARK_DENY && f->npkts == 1 && !f->is_dns &&
+	       f->gen == 0 && *now - f->start_ms >= GW_CT_DENIED_MS;
+}
+
+void gw_ct_sweep_denied(struct gateway *g)
+{
+	int64_t now = time_mono_ms();
+
+	pthread_mutex_lock(&g->lock);
+	flowtab_sweep(g->flows, denied_early, &now);
+	pthread_mutex_unlock(&g->lock);
 }
 
 /* What a dump says of f: alive in generation gen, with these counts. */
@@ -348,6 +386,8 @@ static bool gone(struct flow *f, void *ctx)
 	if (decide_at_end(d->g, f, f->ct_mark, &c) && !c)
 		atomic_fetch_add_explicit(&d->g->st.emit_failed, 1, memory_order_relaxed);
 	keep_event(d, c);
+	/* Its destroy event may still come (read after this sweep): nothing more then. */
+	gw_ctev_recorded(d->cev, f->ct_id, &f->key);
 	snap_of_flow(f, &s);
 	keep_event(d, ev_flow(d->g, &s, f, true));
 	return true;

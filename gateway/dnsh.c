@@ -188,6 +188,8 @@ static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
 		atomic_fetch_add_explicit(&g->st.blocked_dns, 1, memory_order_relaxed);
 		act = refuse(w, p, tcp, f, msg, len, pol, &q);
 		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
+		if (gw_summarised_dns(g, nft_mark_id(m->mark), &q, tcp))
+			return act;   /* past the session's budget: in its net.blocked_summary */
 		gw_evlist_push(l, gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "blocked", q.reason,
 					    time_mono_ms()));
 		return act;
@@ -211,6 +213,9 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 	atomic_fetch_add_explicit(&g->st.dns_answers, 1, memory_order_relaxed);
 	key_of(p, false, tcp, d->id, &k);
 	if (dnspend_take(g->pend, &k, &q) != 0) {
+		/* The gateway's own answer to a blocked query: recorded with the query. */
+		if (gw_synth_own(g, &k))
+			return;
 		/* No query seen (a restart, or a spoofed answer): log what the answer says. */
 		entry_base(&q, m, sid);
 		q.key = k;

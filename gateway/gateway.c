@@ -57,6 +57,10 @@ static int make_tables(struct gateway *g)
 		ret = dnsbind_new(GW_BINDS_MAX, &g->binds);
 	if (ret == 0)
 		ret = dnspend_new(GW_PENDING_MAX, &g->pend);
+	if (ret == 0)
+		ret = gw_synth_new(&g->synth);
+	if (ret == 0)
+		ret = gw_blocksum_new(g->cfg.blocked_budget, g->cfg.blocked_summary_ms, &g->bsum);
 	return ret;
 }
 
@@ -190,6 +194,9 @@ void gateway_free(struct gateway *g)
 	if (!g)
 		return;
 	gateway_stop(g);
+	gw_blocksum_flush(g, true);   /* the counts of the last interval are not lost */
+	gw_blocksum_free(g->bsum);
+	gw_synth_free(g->synth);
 	gw_kbind_close(g);
 	flowtab_free(g->flows);
 	dnsbind_free(g->binds);
@@ -212,8 +219,14 @@ int gateway_session_bind(struct gateway *g, uint32_t mark_id, const char *sid,
 	return marktab_set(g->marks, mark_id, sid, cgdir);
 }
 
+int gateway_session_since(struct gateway *g, uint32_t mark_id, int64_t created_us)
+{
+	return marktab_set_since(g->marks, mark_id, created_us > 0 ? created_us * 1000 : 0);
+}
+
 void gateway_session_unbind(struct gateway *g, uint32_t mark_id)
 {
+	gw_blocksum_forget(g, mark_id);
 	(void)marktab_del(g->marks, mark_id);
 	pthread_mutex_lock(&g->lock);
 	dnsbind_forget(g->binds, mark_id);

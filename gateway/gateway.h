@@ -36,6 +36,8 @@ struct gw_config {
 	unsigned block_burst;         /* blocked attempts per window before policy.violation; 0 off */
 	uint64_t block_window_ms;
 	uint64_t ct_event_buffer;     /* destroy-event socket buffer, bytes; 0: 16 MiB */
+	unsigned blocked_budget;      /* blocked attempts/s per session on their own lines; 0 all */
+	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; 0: 5 s */
 };
 
 struct gateway;
@@ -109,6 +111,12 @@ struct gw_pkg_guard {
  * previous one, so its ctx may be freed then. One gateway per process uses it.
  */
 void gateway_set_pkg_guard(struct gateway *g, const struct gw_pkg_guard *guard);
+
+/*
+ * When mark id's session was created (wall clock, µs): conntrack entries of the mark that
+ * began before are an earlier holder's, never this session's. 0 or -ENOENT (unbound).
+ */
+int gateway_session_since(struct gateway *g, uint32_t mark_id, int64_t created_us);
 
 /* Forgets mark id and its DNS bindings: call after the elements are removed. */
 void gateway_session_unbind(struct gateway *g, uint32_t mark_id);

@@ -37,6 +37,8 @@ struct gw_stats {
 		violations;
 	atomic_uint_fast64_t kbind_elements, kbind_errors;
 	atomic_uint_fast64_t late_connects;   /* net.connect written at the flow's end */
+	atomic_uint_fast64_t blocked_summarised;   /* blocked attempts folded into summaries */
+	atomic_uint_fast64_t flows_closed;    /* final net.flow at a TCP close (FIN/RST) */
 };
 
 /* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
@@ -105,6 +107,8 @@ struct gateway {
 	struct nft_handle *nft;       /* kernel bindings (gateway/kbind.c), under lock; NULL: off */
 	struct kbind_recent *krecent; /* elements installed lately and their expiry (kbind.c) */
 	struct gw_stats st;
+	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
+	struct gw_synth *synth;       /* answers synthesised lately (dnssynth.c), under lock */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -230,6 +234,42 @@ struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans
 			int64_t now_ms);
 /* sensor.loss */
 void gw_ev_loss(struct gateway *g, const char *sensor, int64_t lost, const char *why);
+
+/* ---- blocked attempts past the session's budget (gateway/blocksum.c) ---- */
+struct gw_blocksum;
+/* budget: blocked attempts per second a session writes on their own lines (0: all);
+ * interval_ms: how often summaries are written (0: 5 s). 0 or -ENOMEM. */
+int gw_blocksum_new(unsigned budget, uint64_t interval_ms, struct gw_blocksum **out);
+void gw_blocksum_free(struct gw_blocksum *s);
+/*
+ * Whether the net.connect of f (blocked: for any other verdict false) is left out
+ * because its session is past its budget: the attempt is then counted into the
+ * session's next net.blocked_summary. Call instead of writing it when true.
+ */
+bool gw_summarised_connect(struct gateway *g, const struct flow *f);
+/* The same for the net.dns of blocked query q of session mark_id. */
+bool gw_summarised_dns(struct gateway *g, uint32_t mark_id, const struct dnspend_entry *q,
+		       bool tcp);
+/*
+ * A new attempt on flow f, already blocked: packet p is a SYN again on its tuple (a
+ * reused source port) or another datagram. Counted into the session's summary (the
+ * flow's first attempt had its own line); other packets and verdicts are not attempts.
+ */
+void gw_blocked_again(struct gateway *g, const struct flow *f, const struct gw_pkt *p);
+/* Writes the summaries when the interval is over (force: now). */
+void gw_blocksum_flush(struct gateway *g, bool force);
+/* Writes session mark_id's summaries now and forgets its budget (at unbind). */
+void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
+
+/* ---- the gateway's own DNS answers (gateway/dnssynth.c), under g->lock ---- */
+struct gw_synth;
+int gw_synth_new(struct gw_synth **out);
+void gw_synth_free(struct gw_synth *t);
+/* Remembers the answer with id dns_id just sent to query packet q's sender. */
+void gw_synth_note(struct gateway *g, const struct gw_pkt *q, uint16_t dns_id);
+/* Whether an answer with key k (no query pending for it) is one the gateway sent (at
+ * most once per note): it was recorded with its blocked query, it gets no line. */
+bool gw_synth_own(struct gateway *g, const struct dnspend_key *k);
 
 /* ---- conntrack (gateway/ct.c), queue stats (gateway/qstats.c) ---- */
 void *gw_ct_main(void *arg);

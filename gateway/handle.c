@@ -152,6 +152,9 @@ static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
 			return nft_mark_with_verdict(m->mark, NFT_MARK_DENY);
 		return nft_mark_with_verdict(m->mark, NFT_MARK_ALLOW);
 	}
+	/* A blocked flow's new SYN or datagram is another attempt: counted (blocksum.c). */
+	if (f->decided && !reply)
+		gw_blocked_again(g, f, p);
 	if (!f->decided) {
 		f->npkts++;
 		/* At the SYN (or the first queued packet of a kernel-accepted SYN): a flow no
@@ -194,6 +197,10 @@ static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 	int64_t pid = m->pid;
 
 	if (!dc->now)
+		return;
+	/* Past the session's budget a blocked attempt is counted into a summary
+	 * (gateway/blocksum.c), without its own line (nor its pid lookup). */
+	if (gw_summarised_connect(w->g, &dc->f))
 		return;
 	if (pid < 0)
 		pid = pid_of(w, m, p);

@@ -151,5 +151,7 @@ int gw_inject_dns(struct gw_worker *w, const struct gw_pkt *q, const uint8_t *an
 	}
 	if (sendto(fd, b, n, MSG_DONTWAIT, (struct sockaddr *)&ss, sl) != (ssize_t)n)
 		return errno ? -errno : -EIO;
+	/* It comes back through the queue: not an unsolicited answer (dnssynth.c). */
+	gw_synth_note(w->g, q, alen >= 2 ? (uint16_t)(ans[0] << 8 | ans[1]) : 0);
 	return 0;
 }

@@ -45,5 +45,23 @@ int marktab_set_policy(struct marktab *t, uint32_t id, const char *policy);
 int marktab_get_policy(struct marktab *t, uint32_t id, char *out, size_t cap);
 /* Number of mappings. */
 size_t marktab_count(struct marktab *t);
+/*
+ * Holders of a mark over time. A mark id is given to another session after cleanup,
+ * while conntrack may still hold the earlier session's entries (TIME_WAIT lasts 120 s,
+ * an established entry days): an entry belongs to the session that held the mark when
+ * it began, never to a later holder. marktab_del keeps the ended mapping (with its end
+ * time; the last MARKTAB_RETIRED per id); a new mapping of an id that had one starts at
+ * its marktab_set (the first one of this process: at 0, it claims every older entry),
+ * or at marktab_set_since's time (the session's creation, say after a restart).
+ * Times are CLOCK_REALTIME nanoseconds, conntrack's timestamp clock.
+ */
+#define MARKTAB_RETIRED 4
+/* Sets when the current mapping of id began. 0, -ENOENT (unmapped). */
+int marktab_set_since(struct marktab *t, uint32_t id, int64_t since_ns);
+/*
+ * Copies the session id that held mark id at at_ns (0: now, the current one) into out.
+ * 0, -ENOENT (no holder then: a mapping this process never knew), -ENOSPC.
+ */
+int marktab_get_at(struct marktab *t, uint32_t id, int64_t at_ns, char *out, size_t cap);
 
 #endif

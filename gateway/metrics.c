@@ -39,6 +39,8 @@ static const struct counter_def counters[] = {
 	C(kbind_elements, "Bound-address elements added to the kernel sets"),
 	C(kbind_errors, "Kernel set updates that failed (those SYNs are queued instead)"),
 	C(late_connects, "Flows that ended before a decision: net.connect written at the end"),
+	C(blocked_summarised, "Blocked attempts past the session's budget, counted in net.blocked_summary"),
+	C(flows_closed, "TCP flows recorded at their close (FIN/RST), before conntrack forgot them"),
 };
 #undef C
 

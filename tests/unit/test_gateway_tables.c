@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -154,6 +155,66 @@ static void test_marktab_policy(void **state)
 	marktab_free(t);
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A reused mark: entries that began under the earlier holder stay the earlier holder's. */
+static void test_marktab_history(void **state)
+{
+	struct marktab *t;
+	char id[MARKTAB_ID_MAX + 1];
+	int64_t t0, t1, t2;
+
+	(void)state;
+	assert_int_equal(marktab_new(&t), 0);
+	t0 = now_ns();
+	assert_int_equal(marktab_set(t, 3, "a", NULL), 0);
+	/* The first holder this process knows claims everything before it too. */
+	assert_int_equal(marktab_get_at(t, 3, 1, id, sizeof(id)), 0);
+	assert_string_equal(id, "a");
+	assert_int_equal(marktab_set_since(t, 3, t0), 0);
+	assert_int_equal(marktab_get_at(t, 3, t0 - 1, id, sizeof(id)), -ENOENT);
+	assert_int_equal(marktab_get_at(t, 3, 0, id, sizeof(id)), 0);
+	t1 = now_ns();
+	assert_int_equal(marktab_del(t, 3), 0);
+	assert_int_equal(marktab_get(t, 3, id, sizeof(id)), -ENOENT);
+	assert_int_equal(marktab_count(t), 0);
+	/* Retired: still the holder of what began in its time. */
+	assert_int_equal(marktab_get_at(t, 3, t1, id, sizeof(id)), 0);
+	assert_string_equal(id, "a");
+	assert_int_equal(marktab_set(t, 3, "b", NULL), 0);
+	t2 = now_ns();
+	assert_int_equal(marktab_get_at(t, 3, t1, id, sizeof(id)), 0);
+	assert_string_equal(id, "a");
+	assert_int_equal(marktab_get_at(t, 3, t2, id, sizeof(id)), 0);
+	assert_string_equal(id, "b");
+	assert_int_equal(marktab_get(t, 3, id, sizeof(id)), 0);
+	assert_string_equal(id, "b");
+	/* b's creation said when it began: a's entries before are never b's. */
+	assert_int_equal(marktab_set_since(t, 3, t2), 0);
+	assert_int_equal(marktab_get_at(t, 3, t2 - 1, id, sizeof(id)), -ENOENT);
+	/* Replaced without a del (set with another sid): the old one is retired too. */
+	assert_int_equal(marktab_set(t, 3, "c", NULL), 0);
+	assert_int_equal(marktab_get_at(t, 3, t2, id, sizeof(id)), 0);
+	assert_string_equal(id, "b");
+	assert_int_equal(marktab_count(t), 1);
+	/* Only the last MARKTAB_RETIRED holders are kept. */
+	for (int i = 0; i < 10; i++) {
+		char sid[8];
+
+		snprintf(sid, sizeof(sid), "x%d", i);
+		assert_int_equal(marktab_set(t, 3, sid, NULL), 0);
+	}
+	assert_int_equal(marktab_get_at(t, 3, t1, id, sizeof(id)), -ENOENT);
+	assert_int_equal(marktab_count(t), 1);
+	marktab_free(t);
+}
+
 static void pend_entry(struct dnspend_entry *e, uint16_t id, int64_t sent)
 {
 	memset(e, 0, sizeof(*e));
@@ -261,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_dnsbind),
 		cmocka_unit_test(test_dnsbind_names),
 		cmocka_unit_test(test_marktab_policy),
+		cmocka_unit_test(test_marktab_history),
 		cmocka_unit_test(test_dnspend),
 		cmocka_unit_test(test_flowtab),
 	};
