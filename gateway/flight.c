@@ -287,6 +287,9 @@ enum flight_act gw_flight_segment(struct flow *f, const struct gw_pkt *p,
 	 * flight is only compared. */
 	if ((!f->decided || f->hf) && hold_more(f, off, p->payload, p->payload_len) != 0)
 		return refuse(f, "no_memory", j);
+	/* Held and not complete yet: what a decision at the flow's end must say. */
+	if (!f->decided)
+		f->parse = "incomplete";
 	if (!read_held(f, j))
 		return FLIGHT_BLOCK;
 	if (f->committed)

@@ -182,7 +182,9 @@ check "second request with Host bad.web.test on the same connection: reset ($out
 grows "$T_TMP/sa/7080.log" "$s0"
 check "upstream got the first request, not the second" sh -c \
 	"! grep -q 'Host: bad.web.test' '$T_TMP/sa/7080.log' && [ \$(grep -c 'Host: api.web.test' '$T_TMP/sa/7080.log') -gt ${c0:-0} ]"
-e=$(ev1 '.event == "net.connect" and .http_host == "bad.web.test" and .reason == "host_mismatch" and .dst.port == 7080 and .parse == "http"')
+q='.event == "net.connect" and .http_host == "bad.web.test" and .reason == "host_mismatch" and .dst.port == 7080'
+wait_ev 8 "$q" >/dev/null 2>&1
+e=$(evq "$q" | tail -1)   # the split attack's record came first
 id=$(jq -r '.flow_id' <<<"$e" 2>/dev/null)
 first=$(evq ".event == \"net.connect\" and .flow_id == ${id:-0} and .http_host == \"api.web.test\"" | head -1)
 echeck "the flow's first request is on record as allowed, the same flow_id" "$first" '.verdict == "allowed"'
