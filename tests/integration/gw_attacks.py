@@ -13,6 +13,7 @@ hostile session tries on the gateway, with the standard library only.
   udp53 HOST PORT             a UDP datagram from port 53
   tcp53 HOST PORT             a TCP connection from port 53
   qd2 RESOLVER NAME1 NAME2    a DNS query with two questions; prints the rcode
+  send HOST PORT TEXT         TEXT (Python escapes: \\r\\n) on a new connection
 """
 import os
 import random
@@ -221,6 +222,10 @@ def main(a):
             print("error:%s" % e.errno)
     elif cmd == "qd2":
         qd2(a[1], a[2], a[3])
+    elif cmd == "send":
+        s = conn(a[1], int(a[2]))
+        s.send(a[3].encode().decode("unicode_escape").encode("latin-1"))
+        print(outcome(s, 2.0))
 
 
 if __name__ == "__main__":

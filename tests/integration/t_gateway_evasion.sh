@@ -7,7 +7,7 @@
 #   split first bytes (TLS, HTTP), two SNIs and a bad length, 1,000 mutated
 #   ClientHellos to another allowed name's address, Fast Open data, datagrams and a
 #   SYN from port 53, two DNS questions and the case of a name, a keep-alive request
-#   to another Host.
+#   to another Host, a request behind an empty line and h2c on a bound address.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 . "$(dirname "$0")/gateway_lab.sh"
@@ -38,12 +38,14 @@ table inet sgevade {
 	counter udp9999 {}
 	counter tcp9000 {}
 	counter resolver1 {}
+	counter h2c {}
 	chain in {
 		type filter hook input priority 0;
 		tcp flags & (syn | ack) == syn ip length > 80 counter name syn_data
 		udp dport 9999 counter name udp9999
 		ip daddr 198.18.1.4 tcp dport 9000 counter name tcp9000
 		ip daddr 198.18.1.2 udp dport 53 counter name resolver1
+		ip daddr 198.18.1.2 tcp dport 8080 ip length > 100 counter name h2c
 	}
 }
 NFT
@@ -109,6 +111,21 @@ check "ClientHello with a bad length: refused ($out)" sh -c "[ '$out' = reset ] 
 check "upstream got none of either" test "$(sz "$T_TMP/sa/7445.log")" = "$s0"
 out=$(atk hello 198.18.1.2 7445 api.web.test ok)
 check "control: a valid hello to the same port arrives" grows "$T_TMP/sa/7445.log" "$s0"
+
+# ---- what cannot be read on a bound address: another protocol, h2c ------------------------
+s0=$(sz "$T_TMP/sa/7080.log")
+out=$(atk send 198.18.1.2 7080 '\r\nGET / HTTP/1.1\r\nHost: bad.web.test\r\n\r\n')
+check "a request behind an empty line (servers skip it, the reader does not): reset ($out)" test "$out" = reset
+check "upstream got none of it" test "$(sz "$T_TMP/sa/7080.log")" = "$s0"
+e=$(ev1 '.event == "net.connect" and .dst.port == 7080 and .reason == "first_flight_unknown"')
+echeck "net.connect: blocked first_flight_unknown" "$e" '.verdict == "blocked" and .parse == "unknown"'
+h0=$(cnt h2c)
+out=$(in_sess e1 curl -s -o /dev/null -w '%{http_code}' --max-time 5 --http2-prior-knowledge \
+	--resolve api.web.test:8080:198.18.1.2 http://api.web.test:8080/f100k)
+check "h2c (prior knowledge) to the allowed name: refused, its later streams cannot be read ($out)" test "$out" = 000
+check "no request reached nginx's h2c port" test "$(cnt h2c)" = "$h0"
+e=$(ev1 '.event == "net.connect" and .dst.port == 8080')
+echeck "net.connect: blocked h2c_not_followed" "$e" '.verdict == "blocked" and .reason == "h2c_not_followed"'
 
 # ---- 1,000 mutated ClientHellos (SNI api.web.test) to b.web.test's address ------------------
 n0=$(evq '.event == "net.connect" and .dst.ip == "198.18.1.5"' | wc -l)

@@ -328,6 +328,24 @@ static void test_csum(void **state)
 	assert_false(gw_pkt_tcp_csum_ok(&pk));
 }
 
+/* IP fragments: the first (more fragments set) and a later one are both flagged. */
+static void test_fragments(void **state)
+{
+	uint8_t p[] = { 0x45, 0, 0, 44, 0, 0, 0x20, 0, 64, 6, 0, 0, 198, 18, 0, 2, 198, 18, 1, 2,
+			0x9c, 0x40, 0x01, 0xbb, 0, 0, 3, 0xe9, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff,
+			0, 0, 0, 0, 'a', 'b', 'c', 'd' };
+	struct gw_pkt pk;
+
+	(void)state;
+	assert_int_equal(gw_pkt_parse(p, sizeof(p), &pk), 0);
+	assert_true(pk.first_fragment);
+	assert_false(pk.later_fragment);
+	p[6] = 0;
+	p[7] = 3;   /* offset 24 bytes */
+	assert_int_equal(gw_pkt_parse(p, sizeof(p), &pk), 0);
+	assert_true(pk.later_fragment);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_leading_crlf),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_csum),
+		cmocka_unit_test(test_fragments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
