@@ -187,8 +187,10 @@ static uint32_t tcp_flight(struct gateway *g, const struct gw_meta *m, const str
 		return nft_mark_with_verdict(m->mark, f->verdict);
 	if (!f->decided && ++f->npkts == 1 && (p->tcp_flags & PKT_TCP_SYN) &&
 	    gw_decide_pkg(g, f, jc->pol, true, m->pkg)) {
-		/* At the SYN, a flow no name could allow: nothing of it leaves. */
+		/* At the SYN, a flow no name could allow: nothing of it leaves (report mode:
+		 * would_block, and the flow is not read). */
 		on_decided(g, f, jc->dc, jc->l);
+		f->committed = true;
 		return nft_mark_with_verdict(m->mark, f->verdict);
 	}
 	/* A segment the server would throw away (bad checksum) is not read either. */
@@ -198,8 +200,10 @@ static uint32_t tcp_flight(struct gateway *g, const struct gw_meta *m, const str
 	}
 	act = gw_flight_segment(f, p, &j);
 	if (act == FLIGHT_PASS && !f->decided && (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))) {
-		/* The client gave up before its first flight was complete. */
-		f->parse = gw_flight_unfinished(f);
+		/* The client gave up before its first flight was complete. A flow whose SYN
+		 * was not seen (its entry lost or made mid-stream) showed nothing that could
+		 * be read: it is not allowed on its FIN (its held bytes would follow). */
+		f->parse = f->base_set ? gw_flight_unfinished(f) : "no_origin";
 		act = judge(jc, f) ? FLIGHT_PASS : FLIGHT_BLOCK;
 		f->committed = act == FLIGHT_PASS;
 	}
