@@ -253,6 +253,8 @@ static enum flight_act let_out(struct flow *f, size_t off, size_t end)
 
 const char *gw_flight_unfinished(const struct flow *f)
 {
+	if (!f->base_set)
+		return "no_origin";   /* nothing could be read: never allowed as no_data */
 	return f->len ? "incomplete" : "no_data";
 }
 

@@ -41,8 +41,9 @@ struct flight_judge {
 enum flight_act gw_flight_segment(struct flow *f, const struct gw_pkt *p,
 				  const struct flight_judge *j);
 
-/* At the client's FIN/RST or the flow's end with the flight not complete: the parse
- * result to decide on ("incomplete" when bytes were held, else "no_data"). */
+/* At the client's FIN/RST with the flight not complete: the parse result to decide on
+ * ("incomplete" when bytes were held, "no_origin" when the SYN was not seen, else
+ * "no_data"). */
 const char *gw_flight_unfinished(const struct flow *f);
 
 #endif

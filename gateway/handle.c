@@ -203,7 +203,7 @@ static uint32_t tcp_flight(struct gateway *g, const struct gw_meta *m, const str
 		/* The client gave up before its first flight was complete. A flow whose SYN
 		 * was not seen (its entry lost or made mid-stream) showed nothing that could
 		 * be read: it is not allowed on its FIN (its held bytes would follow). */
-		f->parse = f->base_set ? gw_flight_unfinished(f) : "no_origin";
+		f->parse = gw_flight_unfinished(f);
 		act = judge(jc, f) ? FLIGHT_PASS : FLIGHT_BLOCK;
 		f->committed = act == FLIGHT_PASS;
 	}

@@ -204,6 +204,12 @@ static void test_no_origin(void **state)
 	assert_int_equal(seg(&f, 0, h, n, PKT_TCP_ACK), FLIGHT_BLOCK);
 	assert_string_equal(f.parse, "no_origin");
 	flow_fini(&f);
+	/* nor at its FIN: a lost entry must not turn into "no data, allowed" */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(seg(&f, 0, NULL, 0, PKT_TCP_FIN | PKT_TCP_ACK), FLIGHT_PASS);
+	assert_string_equal(gw_flight_unfinished(&f), "no_origin");
+	syn(&f);
+	assert_string_equal(gw_flight_unfinished(&f), "no_data");
 }
 
 /* A second SYN with another origin once bytes were read. */
