@@ -129,12 +129,14 @@ echeck "net.connect: blocked h2c_not_followed" "$e" '.verdict == "blocked" and .
 
 # ---- 1,000 mutated ClientHellos (SNI api.web.test) to b.web.test's address ------------------
 n0=$(evq '.event == "net.connect" and .dst.ip == "198.18.1.5"' | wc -l)
-out=$(atk mutate 198.18.1.5 8443 api.web.test 1000 $$)
-echo "# mutation outcomes: $out"
+seed=${MUTATION_SEED:-$$}
+out=$(atk mutate 198.18.1.5 8443 api.web.test 1000 "$seed")
+echo "# mutation seed $seed (MUTATION_SEED=$seed replays it), outcomes: $out"
 check "all 1000 mutated hellos recorded" wait_for "1000 net.connect" 60 sh -c \
 	"[ \$(cat '$SG_STATE'/journal/*.jsonl | grep -c '\"dst\":{\"ip\":\"198.18.1.5\"') -ge $((n0 + 1000)) ]"
 allowed=$(evq '.event == "net.connect" and .dst.ip == "198.18.1.5" and .verdict != "blocked"' | wc -l)
 check "none allowed without a matching SNI ($allowed allowed)" test "$allowed" = 0
+evq '.event == "net.connect" and .dst.ip == "198.18.1.5"' | jq -r '"# \(.verdict) \(.reason) \(.parse) late=\(.late)"' | sort | uniq -c
 check "b.web.test's upstream got no byte of them" test "$(sz "$T_TMP/sb/8443.log")" = 0
 out=$(atk hello 198.18.1.5 8443 b.web.test ok)
 check "control: a hello with SNI b.web.test to its address arrives" grows "$T_TMP/sb/8443.log" 0
