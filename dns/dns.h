@@ -26,6 +26,7 @@
 #define DNS_MAX_ANSWERS 32
 #define DNS_MAX_ADDRS 32
 #define DNS_MAX_CNAMES 8
+#define DNS_MAX_QUESTIONS 4
 /* Upper bound of what the TCP reassembler buffers before it gives up. */
 #define DNS_TCP_BUF_MAX (4 * 65537)
 
@@ -59,6 +60,13 @@ struct dns_msg {
 	uint16_t qtype;
 	char qtype_str[DNS_TYPE_STR_MAX];
 	uint16_t qclass;
+	/* The first question's name as sent: case preserved (0x20 bits are a covert
+	 * channel), otherwise like qname. */
+	char qname_raw[DNS_NAME_PRES_MAX];
+	/* Every question's name as sent (case preserved), up to DNS_MAX_QUESTIONS; a query
+	 * with qdcount != 1 is refused by the gateway and logged with all of them. */
+	size_t n_questions;
+	char questions[DNS_MAX_QUESTIONS][DNS_NAME_PRES_MAX];
 	/* Answer section in wire order, up to DNS_MAX_ANSWERS. */
 	size_t n_answers;
 	struct dns_answer answers[DNS_MAX_ANSWERS];
@@ -122,11 +130,12 @@ int dns_tcp_next(struct dns_tcp *r, const uint8_t **msg, size_t *len, size_t *ne
 size_t dns_tcp_pending(const struct dns_tcp *r);
 
 /*
- * Builds the answer that refuses query q: same id, opcode, question and RD, QR and
+ * Builds the answer that refuses query q: same id, opcode, (first) question and RD, QR and
  * RA set, no records, rcode DNS_RCODE_REFUSED or DNS_RCODE_NXDOMAIN (any rcode
  * 0..15 is accepted). An EDNS query gets an OPT record back (payload 1232, DO
  * copied). Writes at most cap bytes to out and the length to *outlen.
- * Returns 0, -EBADMSG when q is not a parsable query with exactly one question,
+ * A query with several questions (or none) gets the first (or none) back.
+ * Returns 0, -EBADMSG when q is not a parsable query,
  * -EINVAL for bad arguments, -ENOSPC when cap is too small, -ENOMEM.
  */
 int dns_synth_answer(const uint8_t *q, size_t qlen, uint8_t rcode,

@@ -62,9 +62,9 @@ static int rdata_str(ldns_buffer *b, const ldns_rr *rr, char *out, size_t cap)
 }
 
 /* Appends one name byte in presentation form (the escapes ldns uses). */
-static size_t put_name_byte(char *o, uint8_t c)
+static size_t put_name_byte(char *o, uint8_t c, bool lower)
 {
-	if (c >= 'A' && c <= 'Z') {
+	if (lower && c >= 'A' && c <= 'Z') {
 		o[0] = (char)(c - 'A' + 'a');
 		return 1;
 	}
@@ -87,7 +87,7 @@ static size_t put_name_byte(char *o, uint8_t c)
  * character per printf call and was most of the parse time.
  * Returns 0, -ENAMETOOLONG when out cannot hold it, -EBADMSG for a bad rdf.
  */
-static int dname_str(const ldns_rdf *rdf, char *out, size_t cap)
+static int dname_str_case(const ldns_rdf *rdf, char *out, size_t cap, bool lower)
 {
 	const uint8_t *d = ldns_rdf_data(rdf);
 	size_t n = ldns_rdf_size(rdf), i = 0, o = 0;
@@ -107,12 +107,17 @@ static int dname_str(const ldns_rdf *rdf, char *out, size_t cap)
 				out[o] = '\0';     /* o < cap: the last check left room */
 				return -ENAMETOOLONG;
 			}
-			o += put_name_byte(out + o, d[i + k]);
+			o += put_name_byte(out + o, d[i + k], lower);
 		}
 		i += len;
 	}
 	out[o] = '\0';
 	return 0;
+}
+
+static int dname_str(const ldns_rdf *rdf, char *out, size_t cap)
+{
+	return dname_str_case(rdf, out, cap, true);
 }
 
 static void parse_header(const ldns_pkt *pkt, struct dns_msg *m)
@@ -150,6 +155,13 @@ static int parse_question(const ldns_pkt *pkt, struct dns_msg *m, const ldns_rdf
 	m->qtype = (uint16_t)ldns_rr_get_type(rr);
 	m->qclass = (uint16_t)ldns_rr_get_class(rr);
 	dns_type_str(m->qtype, m->qtype_str);
+	/* Every name as sent, for the record (a bad one shows as far as it reads). */
+	for (size_t i = 0; i < ldns_rr_list_rr_count(q) && i < DNS_MAX_QUESTIONS; i++)
+		(void)dname_str_case(ldns_rr_owner(ldns_rr_list_rr(q, i)), m->questions[i],
+				     sizeof(m->questions[i]), false);
+	m->n_questions = ldns_rr_list_rr_count(q) < DNS_MAX_QUESTIONS ?
+			 ldns_rr_list_rr_count(q) : DNS_MAX_QUESTIONS;
+	memcpy(m->qname_raw, m->questions[0], sizeof(m->qname_raw));
 	return dname_str(*qname, m->qname, sizeof(m->qname));
 }
 

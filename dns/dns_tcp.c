@@ -103,15 +103,18 @@ int dns_tcp_next(struct dns_tcp *r, const uint8_t **msg, size_t *len, size_t *ne
 	return 1;
 }
 
-/* The parsed query, if it is one we can answer: a QUERY-class request, one question. */
+/*
+ * The parsed query, if it is one we can answer: a request. Several questions (or
+ * none) are answered too, with the first one (or none) echoed: the gateway refuses
+ * those queries (REFUSED, as most resolvers do for QDCOUNT != 1).
+ */
 static int load_query(const uint8_t *q, size_t qlen, ldns_pkt **out)
 {
 	ldns_pkt *pkt = NULL;
 
 	if (ldns_wire2pkt(&pkt, q, qlen) != LDNS_STATUS_OK)
 		return -EBADMSG;
-	if (ldns_pkt_qr(pkt) || ldns_pkt_qdcount(pkt) != 1 ||
-	    ldns_rr_list_rr_count(ldns_pkt_question(pkt)) != 1) {
+	if (ldns_pkt_qr(pkt)) {
 		ldns_pkt_free(pkt);
 		return -EBADMSG;
 	}
@@ -127,12 +130,15 @@ static int build_refusal(const ldns_pkt *q, uint8_t rcode, ldns_pkt **out)
 
 	if (!a)
 		return -ENOMEM;
+	if (ldns_rr_list_rr_count(ldns_pkt_question(q)) == 0)
+		goto header;
 	qrr = ldns_rr_clone(ldns_rr_list_rr(ldns_pkt_question(q), 0));
 	if (!qrr || !ldns_pkt_push_rr(a, LDNS_SECTION_QUESTION, qrr)) {
 		ldns_rr_free(qrr);
 		ldns_pkt_free(a);
 		return -ENOMEM;
 	}
+header:
 	ldns_pkt_set_id(a, ldns_pkt_id(q));
 	ldns_pkt_set_qr(a, true);
 	ldns_pkt_set_opcode(a, ldns_pkt_get_opcode(q));

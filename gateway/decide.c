@@ -108,6 +108,48 @@ static bool decide_dns(struct gateway *g, struct flow *f, const struct policy *p
 	return true;
 }
 
+/*
+ * What the first flight's reader could not read with certainty is not allowed on a
+ * guess (enforcing): a broken, inconsistent or unfinished first flight is refused
+ * whatever the address; a flow only a name could allow (a bound address) must show
+ * that name: another protocol, a ClientHello without SNI, a request without Host, or
+ * h2c (whose later streams are not read) is refused.
+ */
+static void strict(const struct flow *f, struct policy_decision *d)
+{
+	static const struct {
+		const char *parse, *reason;
+		bool always;
+	} t[] = {
+		{ "tls_malformed", "tls_malformed", true },
+		{ "http_malformed", "http_malformed", true },
+		{ "h2c_malformed", "h2c_malformed", true },
+		{ "incomplete", "first_flight_incomplete", true },
+		{ "first_flight_inconsistent", "first_flight_inconsistent", true },
+		{ "no_origin", "first_flight_unread", true },
+		{ "no_memory", "first_flight_unread", true },
+		{ "unknown", "first_flight_unknown", false },
+		{ "h2c", "h2c_not_followed", false },
+	};
+	bool bound = !strcmp(d->reason, "bound_address");
+
+	if (d->verdict != POLICY_ALLOW || !f->parse)
+		return;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(f->parse, t[i].parse) && (t[i].always || bound)) {
+			d->verdict = POLICY_BLOCK;
+			d->reason = t[i].reason;
+			d->rule[0] = '\0';
+			return;
+		}
+	if (bound && ((!strcmp(f->parse, "tls") && !f->sni[0]) ||
+		      (!strcmp(f->parse, "http") && !f->http_host[0]))) {
+		d->verdict = POLICY_BLOCK;
+		d->reason = "first_flight_no_name";
+		d->rule[0] = '\0';
+	}
+}
+
 bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early)
 {
 	return gw_decide_pkg(g, f, p, early, NULL);
@@ -156,6 +198,8 @@ bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bo
 		d.verdict = POLICY_BLOCK;
 		d.reason = "invalid_name";
 	}
+	if (!early)
+		strict(f, &d);
 	/* An installer under `unapproved: block`: only its approved sources' hosts. */
 	if (pk && d.verdict == POLICY_ALLOW && gw_pkg_refused(pk, f, &pf, early)) {
 		d.verdict = POLICY_BLOCK;

@@ -113,6 +113,10 @@ static bool judge_query(struct gateway *g, const struct gw_pkt *p, const struct 
 	q->mode = report ? "report" : "enforce";
 	if (!gw_resolver_ok(g, p->family, p->dst, p->dport)) {
 		dec.reason = "resolver_not_allowed";
+	} else if (d->qdcount != 1) {
+		/* Each name would need its own verdict, and resolvers answer only one: refuse
+		 * (REFUSED, as most resolvers do) and record every name. */
+		dec.reason = "multiple_questions";
 	} else if (dns_name_normalize(d->qname, name, sizeof(name)) == 0) {
 		policy_decide_query(pol, name, &dec);
 		snprintf(q->rule, sizeof(q->rule), "%s", dec.rule);
@@ -131,6 +135,8 @@ static uint8_t blocked_rcode(const struct policy *pol, const char *reason)
 {
 	if (!strcmp(reason, "canary_domain"))
 		return DNS_RCODE_NXDOMAIN;
+	if (!strcmp(reason, "multiple_questions"))
+		return DNS_RCODE_REFUSED;
 	return policy_settings(pol)->dns_blocked_answer == SG_DNS_NXDOMAIN ? DNS_RCODE_NXDOMAIN
 									    : DNS_RCODE_REFUSED;
 }
@@ -170,6 +176,19 @@ static enum gw_dns_act refuse(struct gw_worker *w, const struct gw_pkt *p, bool 
 	return GW_DNS_DROP;
 }
 
+/* A query's every question name, as sent (qdcount != 1: `questions`, `qdcount`). */
+static struct event *with_questions(struct event *e, const struct dns_msg *d)
+{
+	if (!e || d->qdcount == 1)
+		return e;
+	event_uint(e, "qdcount", d->qdcount);
+	event_array_begin(e, "questions");
+	for (size_t i = 0; i < d->n_questions; i++)
+		event_str(e, NULL, d->questions[i]);
+	event_array_end(e);
+	return e;
+}
+
 static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
 				const struct gw_pkt *p, bool tcp, const struct dns_msg *d,
 				const uint8_t *msg, size_t len, struct flow *f, const char *sid,
@@ -183,6 +202,7 @@ static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
 	entry_base(&q, m, sid);
 	key_of(p, true, tcp, d->id, &q.key);
 	snprintf(q.qname, sizeof(q.qname), "%s", d->qname);
+	snprintf(q.qname_raw, sizeof(q.qname_raw), "%s", d->qname_raw);
 	q.qtype = d->qtype;
 	if (g->cfg.enforce && pol && judge_query(g, p, d, pol, &q)) {
 		atomic_fetch_add_explicit(&g->st.blocked_dns, 1, memory_order_relaxed);
@@ -190,10 +210,15 @@ static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
 		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
 		if (gw_summarised_dns(g, nft_mark_id(m->mark), &q, tcp))
 			return act;   /* past the session's budget: in its net.blocked_summary */
-		gw_evlist_push(l, gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "blocked", q.reason,
-					    time_mono_ms()));
+		gw_evlist_push(l, with_questions(gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "blocked",
+							   q.reason, time_mono_ms()), d));
 		return act;
 	}
+	if (d->qdcount != 1)   /* observed or would-block: every name is on record */
+		gw_evlist_push(l, with_questions(gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp",
+							   "several_questions",
+							   q.reason ? q.reason : "no_policy",
+							   time_mono_ms()), d));
 	if (q.verdict && !strcmp(q.verdict, "would_block"))
 		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
 	/* A retransmission keeps the first send time; a full table is counted. */
@@ -223,6 +248,7 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 		q.uid = -1;
 		q.pid = -1;
 		snprintf(q.qname, sizeof(q.qname), "%s", d->qname);
+		snprintf(q.qname_raw, sizeof(q.qname_raw), "%s", d->qname_raw);
 		q.qtype = d->qtype;
 		status = "unsolicited";
 		/* Enforcing, an answer without its query binds nothing (it may be forged). */

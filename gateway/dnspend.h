@@ -27,6 +27,7 @@ struct dnspend_entry {
 	struct dnspend_key key;
 	char sid[65];                    /* session id, "" when unknown */
 	char qname[DNS_NAME_PRES_MAX];
+	char qname_raw[DNS_NAME_PRES_MAX];   /* as sent, case preserved; "" unknown */
 	uint16_t qtype;
 	int64_t uid;                     /* -1 unknown */
 	int64_t pid;                     /* -1 unknown */

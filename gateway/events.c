@@ -143,6 +143,7 @@ static void query_fields(struct event *e, const struct dnspend_entry *q)
 		event_null(e, "qname");
 		event_null(e, "qtype");
 	}
+	str_or_null(e, "qname_raw", q->qname_raw);
 }
 
 struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans,

@@ -6,6 +6,7 @@
 #include "common/hash.h"
 #include "dns/dns.h"
 #include "gateway/flowtab.h"
+#include "gateway/parse.h"
 
 #define FLOWTAB_BUCKETS 8192u
 
@@ -36,6 +37,7 @@ int flowtab_new(size_t cap, struct flowtab **out)
 static void node_free(struct ft_node *n)
 {
 	free(n->f.buf);
+	http_follow_free(n->f.hf);
 	dns_tcp_free(n->f.dtcp[0]);
 	dns_tcp_free(n->f.dtcp[1]);
 	free(n);

@@ -19,6 +19,7 @@
 #include "gateway/parse.h"
 
 struct dns_tcp;
+struct http_follow;
 
 /* A flow's original direction: family, protocol, addresses and ports (0 without). */
 struct flow_key {
@@ -71,6 +72,20 @@ struct flow {
 	uint64_t ct_bytes[2], ct_pkts[2];   /* [0] original (out), [1] reply (in) */
 	bool ct_acct;                       /* conntrack accounted it (counts valid) */
 	int64_t ct_seen_ms;                 /* monotonic: that dump */
+	/* The first flight held until read (gateway/flight.c): the client stream's origin
+	 * (the SYN's seq + 1; a flow whose SYN the worker did not see has none and is never
+	 * read on a guess), what of it was let out, in order, and where the flight ends. */
+	uint32_t base;
+	bool base_set;
+	bool committed;                 /* the verdict went to the ct mark */
+	size_t pass_hi;                 /* stream bytes [0, pass_hi) let out */
+	size_t appr_end;                /* stream bytes [0, appr_end) may leave (read, allowed) */
+	size_t rd;                      /* stream bytes [0, rd) taken by the readers */
+	size_t buf_off;                 /* stream offset of buf[0] */
+	size_t flight_end;              /* end of the first flight once read, 0 before */
+	bool rerecord;                  /* a later request head changed the record */
+	unsigned requests;              /* HTTP/1 request heads read */
+	struct http_follow *hf;         /* cleartext HTTP/1: every request head read */
 };
 
 struct flowtab;

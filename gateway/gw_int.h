@@ -71,6 +71,10 @@ struct gw_worker {
 	int diagfd;                   /* sock_diag socket in the namespace, -1: no pids */
 	int raw4, raw6;               /* raw sockets for synthesised DNS answers, -1: not open */
 	int start_err;
+	/* A replacement packet for the verdict being given (a SYN without its Fast Open
+	 * data, gateway/handle.c); mangle_len 0: none. */
+	uint8_t mangle[128];
+	size_t mangle_len;
 };
 
 struct gateway {
@@ -121,6 +125,7 @@ struct gw_meta {
 	size_t len;
 	int64_t t0_us;                /* monotonic, when received */
 	const struct gw_pkg_hosts *pkg;   /* the sender is an installer under block; NULL */
+	bool csum_unready;            /* NFQA_SKB_INFO: checksum to be filled in, or GSO */
 };
 
 /* ---- `unapproved: block` (gateway/pkgguard.c) ---- */

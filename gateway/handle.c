@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gateway/flight.h"
 #include "gateway/gw_int.h"
 #include "gateway/names.h"
 #include "gateway/sockpid.h"
@@ -31,9 +32,14 @@ void gw_lat_observe(struct gateway *g, int64_t us)
 				  memory_order_relaxed);
 }
 
+/*
+ * A DNS query: to port 53. What comes from port 53 is DNS only as the reply of such a
+ * flow the session opened (to a configured resolver: others are refused); a packet
+ * from port 53 matching no flow is a new flow of its own, decided by the policy.
+ */
 static bool is_dns(const struct gw_pkt *p)
 {
-	return p->has_ports && (p->sport == 53 || p->dport == 53);
+	return p->has_ports && p->dport == 53;
 }
 
 static void flow_init(struct gateway *g, struct flow *f, const struct gw_meta *m,
@@ -95,9 +101,6 @@ static struct flow *flow_of(struct gateway *g, const struct gw_meta *m,
 		*reply = true;
 		return f;
 	}
-	/* A DNS answer whose query we did not see (a restart): not the start of a flow. */
-	if (p->has_ports && p->sport == 53 && p->dport != 53)
-		return NULL;
 	if (flowtab_add(g->flows, &k, &f) != 0)
 		return NULL;
 	f->flow_id = ++g->flow_seq;
@@ -111,24 +114,111 @@ struct decided {
 	struct flow f;           /* a copy without its buffers */
 };
 
+/* Frees what reading f's first bytes needed. */
+static void flow_unread(struct flow *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = 0;
+	http_follow_free(f->hf);
+	f->hf = NULL;
+}
+
 /* f was decided by this packet: keep a copy for its event, count a block. */
 static void on_decided(struct gateway *g, struct flow *f, struct decided *dc,
 		       struct gw_evlist *l)
 {
 	f->decided = true;
 	dc->now = true;
-	/* The first flight is read: its bytes are not needed any more. */
-	free(f->buf);
-	f->buf = NULL;
-	f->len = 0;
 	dc->f = *f;
 	dc->f.dtcp[0] = dc->f.dtcp[1] = NULL;
+	dc->f.buf = NULL;
+	dc->f.hf = NULL;
 	if (f->verdict == NFT_MARK_DENY)
 		atomic_fetch_add_explicit(&g->st.blocked_flows, 1, memory_order_relaxed);
 	if (f->vstr && !strcmp(f->vstr, "would_block"))
 		atomic_fetch_add_explicit(&g->st.would_block_flows, 1, memory_order_relaxed);
 	if (f->verdict == NFT_MARK_DENY || (f->vstr && !strcmp(f->vstr, "would_block")))
 		gw_blocked(g, f->mark_id, f->sid, f->reason, l);
+}
+
+/* The judge of what the first-flight reader read (gateway/flight.h). */
+struct judge_ctx {
+	struct gateway *g;
+	const struct policy *pol;
+	const struct gw_pkg_hosts *pk;
+	struct gw_evlist *l;
+	struct decided *dc;
+};
+
+static bool judge(void *ctx, struct flow *f)
+{
+	struct judge_ctx *c = ctx;
+	bool first = !f->decided;
+
+	(void)gw_decide_pkg(c->g, f, c->pol, false, c->pk);
+	if (first) {
+		on_decided(c->g, f, c->dc, c->l);
+	} else if (f->rerecord) {
+		/* A later request head (another Host), or what broke the reading: on record
+		 * as a net.connect of the same flow_id. */
+		f->rerecord = false;
+		if (f->verdict == NFT_MARK_DENY)
+			atomic_fetch_add_explicit(&c->g->st.blocked_flows, 1, memory_order_relaxed);
+		if (f->verdict == NFT_MARK_DENY || !strcmp(f->vstr, "would_block"))
+			gw_blocked(c->g, f->mark_id, f->sid, f->reason, c->l);
+		gw_evlist_push(c->l, gw_ev_connect(c->g, f, -1));
+	}
+	return f->verdict == NFT_MARK_ALLOW;
+}
+
+/*
+ * A client TCP segment of a flow the policy decides (enforcing): no payload byte leaves
+ * before its first flight is read and allowed (gateway/flight.c). *verdict NF_DROP for
+ * what is held back; returns the mark.
+ */
+static uint32_t tcp_flight(struct gateway *g, const struct gw_meta *m, const struct gw_pkt *p,
+			   struct flow *f, struct judge_ctx *jc, int *verdict)
+{
+	struct flight_judge j = { judge, jc };
+	enum flight_act act;
+
+	if (f->decided && (f->committed || f->verdict == NFT_MARK_DENY))
+		return nft_mark_with_verdict(m->mark, f->verdict);
+	if (!f->decided && ++f->npkts == 1 && (p->tcp_flags & PKT_TCP_SYN) &&
+	    gw_decide_pkg(g, f, jc->pol, true, m->pkg)) {
+		/* At the SYN, a flow no name could allow: nothing of it leaves (report mode:
+		 * would_block, and the flow is not read). */
+		on_decided(g, f, jc->dc, jc->l);
+		f->committed = true;
+		return nft_mark_with_verdict(m->mark, f->verdict);
+	}
+	/* A segment the server would throw away (bad checksum) is not read either. */
+	if (p->payload_len && !m->csum_unready && !gw_pkt_tcp_csum_ok(p)) {
+		*verdict = NF_DROP;
+		return m->mark;
+	}
+	act = gw_flight_segment(f, p, &j);
+	if (act == FLIGHT_PASS && !f->decided && (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))) {
+		/* The client gave up before its first flight was complete. A flow whose SYN
+		 * was not seen (its entry lost or made mid-stream) showed nothing that could
+		 * be read: it is not allowed on its FIN (its held bytes would follow). */
+		f->parse = gw_flight_unfinished(f);
+		act = judge(jc, f) ? FLIGHT_PASS : FLIGHT_BLOCK;
+		f->committed = act == FLIGHT_PASS;
+	}
+	if (act == FLIGHT_HOLD) {
+		*verdict = NF_DROP;
+		return m->mark;
+	}
+	if (act == FLIGHT_BLOCK || f->verdict == NFT_MARK_DENY) {
+		flow_unread(f);
+		return nft_mark_with_verdict(m->mark, NFT_MARK_DENY);
+	}
+	if (!f->committed)
+		return m->mark;    /* out, and the flow's next segments still come here */
+	flow_unread(f);
+	return nft_mark_with_verdict(m->mark, f->verdict);
 }
 
 /* Runs under g->lock: the flow's state, its names, its DNS; returns the new mark. */
@@ -141,20 +231,25 @@ static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
 	bool reply;
 	struct flow *f = flow_of(g, m, p, sid, &reply);
 
+	struct judge_ctx jc = { g, pol, m->pkg, l, dc };
+
 	if (!f) {
-		/* No flow to follow (table full, or an answer to an unseen query): decide on
-		 * the spot, without names: DNS is read, anything else is allowed only when
-		 * the gateway just observes. */
+		/* No flow to follow (table full): decide on the spot, without names: a
+		 * query is read (and goes only to a configured resolver), anything else is
+		 * allowed only when the gateway just observes. */
 		atomic_fetch_add_explicit(&g->st.flows_untracked, 1, memory_order_relaxed);
 		if (is_dns(p) && gw_dns_packet(w, m, p, NULL, sid, pol, l) == GW_DNS_DROP)
 			*verdict = NF_DROP;
-		if (g->cfg.enforce && !is_dns(p))
+		if (g->cfg.enforce &&
+		    (!is_dns(p) || !gw_resolver_ok(g, p->family, p->dst, p->dport)))
 			return nft_mark_with_verdict(m->mark, NFT_MARK_DENY);
 		return nft_mark_with_verdict(m->mark, NFT_MARK_ALLOW);
 	}
 	/* A blocked flow's new SYN or datagram is another attempt: counted (blocksum.c). */
 	if (f->decided && !reply)
 		gw_blocked_again(g, f, p);
+	if (g->cfg.enforce && pol && p->proto == IPPROTO_TCP && !f->is_dns && !reply)
+		return tcp_flight(g, m, p, f, &jc, verdict);
 	if (!f->decided) {
 		f->npkts++;
 		/* At the SYN (or the first queued packet of a kernel-accepted SYN): a flow no
@@ -165,7 +260,12 @@ static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
 			on_decided(g, f, dc, l);
 		else if (gw_names_feed(f, p, reply) && gw_decide_pkg(g, f, pol, false, m->pkg))
 			on_decided(g, f, dc, l);
+		if (f->decided)    /* the first flight is read: its bytes are not needed */
+			flow_unread(f);
 	}
+	/* A reply of a TCP flow whose verdict is still being read: let it in unchanged. */
+	if (reply && p->proto == IPPROTO_TCP && !f->is_dns && !f->committed && g->cfg.enforce)
+		return m->mark;
 	if (f->is_dns && gw_dns_packet(w, m, p, f, sid, pol, l) == GW_DNS_DROP)
 		*verdict = NF_DROP;
 	return f->decided ? nft_mark_with_verdict(m->mark, f->verdict) : m->mark;
@@ -229,10 +329,25 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 		*verdict = NF_DROP;
 		return;
 	}
-	if (!m->pay || gw_pkt_parse(m->pay, m->len, &p) != 0 || p.later_fragment) {
+	if (!m->pay || gw_pkt_parse(m->pay, m->len, &p) != 0 || p.later_fragment ||
+	    (p.first_fragment && g->cfg.enforce)) {
 		atomic_fetch_add_explicit(&g->st.unparsable, 1, memory_order_relaxed);
-		*verdict = p.later_fragment ? NF_ACCEPT : NF_DROP;
+		/* Fragments reach the queue only when conntrack could not reassemble them:
+		 * what cannot be read is not let through when enforcing. */
+		*verdict = p.later_fragment && !g->cfg.enforce ? NF_ACCEPT : NF_DROP;
 		return;
+	}
+	/* Fast Open: data on a SYN would reach the server before anything is read. It is
+	 * taken off (the client's TCP sends it again after the handshake, where it is
+	 * read as the first flight). */
+	if (g->cfg.enforce && p.proto == IPPROTO_TCP && p.payload_len &&
+	    (p.tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == PKT_TCP_SYN) {
+		if (gw_pkt_strip_payload(m->pay, m->len, &p, w->mangle, sizeof(w->mangle),
+					 &w->mangle_len) != 0) {
+			*verdict = NF_DROP;
+			return;
+		}
+		p.payload_len = 0;
 	}
 	/* A query's sender, looked up before the lock (it reads /proc). */
 	mm.pid = is_dns(&p) && p.dport == 53 ? pid_of(w, m, &p) : -1;

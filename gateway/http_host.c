@@ -228,6 +228,53 @@ static int host_header(struct http_req *r, const char *v, size_t n)
 	return GW_PARSE_OK;
 }
 
+static bool name_is(const char *l, size_t nl, const char *name)
+{
+	return strlen(name) == nl && strncasecmp(l, name, nl) == 0;
+}
+
+/* A header value without its surrounding OWS. */
+static void trim(const char **v, size_t *n)
+{
+	while (*n > 0 && (**v == ' ' || **v == '\t')) {
+		(*v)++;
+		(*n)--;
+	}
+	while (*n > 0 && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t'))
+		(*n)--;
+}
+
+/*
+ * Content-Length, Transfer-Encoding and Upgrade: where the body ends and the next
+ * request head begins. Anything two servers could read two ways is MALFORMED: two
+ * lengths, a length that is not digits, a coding other than exactly "chunked", both.
+ */
+static int framing_header(struct http_req *r, const char *l, size_t nl, const char *v,
+			  size_t n)
+{
+	uint64_t len = 0;
+
+	trim(&v, &n);
+	if (name_is(l, nl, "upgrade")) {
+		r->upgrade = true;
+	} else if (name_is(l, nl, "transfer-encoding")) {
+		if (r->chunked || n != 7 || strncasecmp(v, "chunked", 7) != 0 || r->has_clen)
+			return GW_PARSE_MALFORMED;
+		r->chunked = true;
+	} else if (name_is(l, nl, "content-length")) {
+		if (r->has_clen || r->chunked || n == 0 || n > 15)
+			return GW_PARSE_MALFORMED;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i] < '0' || v[i] > '9')
+				return GW_PARSE_MALFORMED;
+			len = len * 10 + (uint64_t)(v[i] - '0');
+		}
+		r->has_clen = true;
+		r->clen = len;
+	}
+	return GW_PARSE_OK;
+}
+
 static int header_lines(struct http_req *r, const char *p, size_t end, size_t off)
 {
 	const char *l, *colon;
@@ -241,6 +288,10 @@ static int header_lines(struct http_req *r, const char *p, size_t end, size_t of
 		colon = memchr(l, ':', n);
 		if (!colon || colon == l || colon[-1] == ' ' || colon[-1] == '\t')
 			return GW_PARSE_MALFORMED;
+		ret = framing_header(r, l, (size_t)(colon - l), colon + 1,
+				     (size_t)(l + n - colon - 1));
+		if (ret != GW_PARSE_OK)
+			return ret;
 		if (colon - l != 4 || strncasecmp(l, "host", 4) != 0)
 			continue;
 		if (++hosts > 1)

@@ -25,7 +25,7 @@
 
 #define NFQ_RBUF (0xffff + 4096)     /* one GSO packet plus its attributes */
 #define NFQ_SBUF (64 * 1024)         /* a batch of verdicts */
-#define NFQ_VERDICT_ROOM 128         /* one verdict message, generously */
+#define NFQ_VERDICT_ROOM 320         /* one verdict message with a replaced SYN (128 B) */
 #define NFQ_SOCK_BUF (16 * 1024 * 1024)
 
 static void pin(struct gw_worker *w)
@@ -180,6 +180,9 @@ static int add_verdict(struct gw_worker *w, uint32_t id, int verdict, uint32_t m
 	nfq_nlmsg_verdict_put(nlh, (int)id, verdict);
 	if (set_mark)
 		nfq_nlmsg_verdict_put_mark(nlh, mark);
+	/* The packet as it leaves, when the worker changed it (a stripped SYN). */
+	if (w->mangle_len && verdict == NF_ACCEPT)
+		nfq_nlmsg_verdict_put_pkt(nlh, w->mangle, (uint32_t)w->mangle_len);
 	w->slen += NLMSG_ALIGN(nlh->nlmsg_len);
 	atomic_fetch_add_explicit(verdict == NF_ACCEPT ? &w->g->st.verdicts_accept
 						       : &w->g->st.verdicts_drop,
@@ -200,6 +203,9 @@ static void fill_meta(struct nlattr **attr, struct gw_meta *m)
 	uint32_t v;
 
 	m->uid = attr_u32(attr[NFQA_UID], &v) ? (int64_t)v : -1;
+	/* Checksums the kernel fills in later (local, GSO) cannot be checked here. */
+	m->csum_unready = attr_u32(attr[NFQA_SKB_INFO], &v) &&
+			  (v & (NFQA_SKB_CSUMNOTREADY | NFQA_SKB_GSO));
 	if (!attr_u32(attr[NFQA_MARK], &m->mark))
 		m->mark = 0;
 	if (attr[NFQA_PAYLOAD]) {
@@ -223,6 +229,7 @@ static int on_packet(struct gw_worker *w, const struct nlmsghdr *nlh)
 	m.id = ntohl(ph->packet_id);
 	fill_meta(attr, &m);
 	atomic_fetch_add_explicit(&w->g->st.packets, 1, memory_order_relaxed);
+	w->mangle_len = 0;
 	gw_handle(w, &m, &verdict, &mark);
 	return add_verdict(w, m.id, verdict, mark, mark != m.mark);
 }

@@ -95,6 +95,13 @@ struct http_req {
 	char path[HTTP_PATH_MAX];       /* target (origin form), cut to fit */
 	bool path_truncated;
 	size_t head_len;                /* bytes up to and including the blank line */
+	/* Framing of the body that follows (RFC 9112 6): what the next request head's
+	 * place depends on. Two Content-Length values, a Transfer-Encoding other than
+	 * "chunked", or both headers are MALFORMED (request smuggling material). */
+	bool has_clen;
+	uint64_t clen;
+	bool chunked;
+	bool upgrade;                   /* an Upgrade header: what follows may not be HTTP/1 */
 };
 
 /*
@@ -106,6 +113,31 @@ struct http_req {
  * A request without Host parses OK with has_host false.
  */
 int http_req_parse(const uint8_t *p, size_t n, struct http_req *out);
+
+/*
+ * Following a cleartext HTTP/1 client stream past its first request: every request
+ * head is read (its Host checked by the caller), bodies are skipped by their framing
+ * (Content-Length, chunked). Feed the stream in order, from the first byte after the
+ * first head (http_follow_start). Pure: no I/O.
+ */
+struct http_follow;
+
+/* A follower whose next bytes are the body of request r (then the next head). 0 or
+ * -ENOMEM. */
+int http_follow_new(const struct http_req *r, struct http_follow **out);
+void http_follow_free(struct http_follow *h);
+/*
+ * Reads p[0..n), the stream bytes from the follower's position on. Returns
+ * GW_PARSE_OK when a complete request head lies at p[*start .. *used) (bytes before
+ * *start were body or framing), *req filled: the follower then expects its body, so
+ * call again with p + *used. GW_PARSE_NEED_MORE: the first *used bytes were body or
+ * framing; when *used < n, p[*used..n) is the start of a head that is not complete:
+ * give it again with more bytes. GW_PARSE_MALFORMED (a bad head, chunk line or a
+ * byte that cannot start a request), GW_PARSE_TOO_BIG (head past HTTP_HEAD_MAX):
+ * what cannot be followed with certainty. -EINVAL for NULL.
+ */
+int http_follow_feed(struct http_follow *h, const uint8_t *p, size_t n, size_t *start,
+		     size_t *used, struct http_req *req);
 
 #define H2_PREFACE_LEN 24
 #define H2_HEADERS_MAX 16384

@@ -39,6 +39,8 @@ static int parse_l4(const uint8_t *p, size_t n, struct gw_pkt *o)
 	o->sport = rd16(p);
 	o->dport = rd16(p + 2);
 	o->has_ports = true;
+	o->l4 = p;
+	o->l4_len = n;
 	o->payload = p + hl;
 	o->payload_len = n - hl;
 	return 0;
@@ -62,6 +64,7 @@ static int parse_v4(const uint8_t *p, size_t n, struct gw_pkt *o)
 		o->later_fragment = true;
 		return 0;
 	}
+	o->first_fragment = (rd16(p + 6) & 0x2000) != 0;
 	return parse_l4(p + hl, n - hl, o);
 }
 
@@ -89,6 +92,8 @@ static int parse_v6(const uint8_t *p, size_t n, struct gw_pkt *o)
 		if (nh == 44) {
 			if ((rd16(p + off + 2) & 0xfff8) != 0)
 				o->later_fragment = true;
+			else if (rd16(p + off + 2) & 1)
+				o->first_fragment = true;
 			el = 8;
 		} else if (nh == 51) {
 			el = ((size_t)p[off + 1] + 2) * 4;
@@ -123,6 +128,78 @@ int gw_pkt_parse(const uint8_t *p, size_t n, struct gw_pkt *out)
 	default:
 		return -EBADMSG;
 	}
+}
+
+/* One's complement sum of p[0..n), folded later. */
+static uint32_t sum16(uint32_t s, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += rd16(p + i);
+	if (i < n)
+		s += (uint32_t)p[i] << 8;
+	return s;
+}
+
+static uint16_t fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* The pseudo-header sum of a transport segment of length len. */
+static uint32_t pseudo(const struct gw_pkt *p, size_t len)
+{
+	size_t al = p->family == AF_INET ? 4 : 16;
+	uint32_t s = sum16(sum16(0, p->src, al), p->dst, al);
+
+	return s + p->proto + (uint32_t)(len & 0xffff) + (uint32_t)(len >> 16);
+}
+
+bool gw_pkt_tcp_csum_ok(const struct gw_pkt *p)
+{
+	if (p->proto != IPPROTO_TCP || !p->l4)
+		return false;
+	return fold(sum16(pseudo(p, p->l4_len), p->l4, p->l4_len)) == 0xffff;
+}
+
+int gw_pkt_strip_payload(const uint8_t *buf, size_t n, const struct gw_pkt *p, uint8_t *out,
+			 size_t cap, size_t *outlen)
+{
+	size_t ipl, thl, len;
+	uint16_t c;
+
+	if (!buf || !p || !out || p->proto != IPPROTO_TCP || !p->l4 || p->l4 < buf ||
+	    p->payload < p->l4 || p->l4 + p->l4_len > buf + n)
+		return -EINVAL;
+	ipl = (size_t)(p->l4 - buf);
+	thl = (size_t)(p->payload - p->l4);
+	/* IPv6 extension headers would need their own lengths kept right: refuse. */
+	if (p->family == AF_INET6 && ipl != 40)
+		return -EINVAL;
+	len = ipl + thl;
+	if (len > cap)
+		return -ENOSPC;
+	memcpy(out, buf, len);
+	if (p->family == AF_INET) {
+		out[2] = (uint8_t)(len >> 8);
+		out[3] = (uint8_t)len;
+		out[10] = out[11] = 0;
+		c = (uint16_t)~fold(sum16(0, out, ipl));
+		out[10] = (uint8_t)(c >> 8);
+		out[11] = (uint8_t)c;
+	} else {
+		out[4] = (uint8_t)(thl >> 8);
+		out[5] = (uint8_t)thl;
+	}
+	out[ipl + 16] = out[ipl + 17] = 0;
+	c = (uint16_t)~fold(sum16(pseudo(p, thl), out + ipl, thl));
+	out[ipl + 16] = (uint8_t)(c >> 8);
+	out[ipl + 17] = (uint8_t)c;
+	*outlen = len;
+	return 0;
 }
 
 void gw_addr_str(int family, const uint8_t *addr, char *buf, size_t len)

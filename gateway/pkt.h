@@ -25,10 +25,13 @@ struct gw_pkt {
 	uint16_t sport, dport;      /* host order; 0 without ports */
 	bool has_ports;             /* TCP or UDP with its header present */
 	bool later_fragment;        /* a non-first fragment: no transport header */
+	bool first_fragment;        /* offset 0 with more fragments: payload cut short */
 	uint8_t tcp_flags;
 	uint32_t seq;               /* TCP sequence number (host order) */
 	const uint8_t *payload;     /* transport payload inside the buffer */
 	size_t payload_len;
+	const uint8_t *l4;          /* transport header inside the buffer (TCP, UDP) */
+	size_t l4_len;              /* its length with the payload */
 };
 
 /*
@@ -37,6 +40,21 @@ struct gw_pkt {
  * truncated or inconsistent, -EINVAL for NULL.
  */
 int gw_pkt_parse(const uint8_t *p, size_t n, struct gw_pkt *out);
+
+/*
+ * Whether the TCP checksum of packet p (parsed from buf by gw_pkt_parse) is right.
+ * Callers skip packets whose checksum the kernel has yet to fill in (NFQUEUE's
+ * NFQA_SKB_CSUMNOTREADY, GSO).
+ */
+bool gw_pkt_tcp_csum_ok(const struct gw_pkt *p);
+
+/*
+ * A copy of TCP packet p (parsed from buf[0..n)) without its payload, lengths and
+ * checksums (IPv4 header, TCP) made right, into out[0..cap): a SYN's Fast Open data
+ * taken off. 0 and *outlen, -ENOSPC, -EINVAL (not TCP, or an IPv6 extension header).
+ */
+int gw_pkt_strip_payload(const uint8_t *buf, size_t n, const struct gw_pkt *p, uint8_t *out,
+			 size_t cap, size_t *outlen);
 
 /* Writes addr (family AF_INET/AF_INET6) as text into buf (PKT_ADDR_STR_MAX). */
 void gw_addr_str(int family, const uint8_t *addr, char *buf, size_t len);

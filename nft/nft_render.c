@@ -10,7 +10,6 @@
 
 #define RESTORE "ct mark & 0xff000000 == 0x53000000 meta mark set ct mark goto session"
 #define CLASSIFY_TAIL "ct mark set meta mark goto session"
-#define SYN "tcp flags & (syn | ack) == syn"
 #define NOFLAGS "tcp flags & (fin | syn | rst) == 0"
 
 /* "queue [flags F] to N[-M]": the native statement, also printed for compat. */
@@ -96,16 +95,12 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	fputs("\t\tmeta mark & 0x00300000 == 0x00100000 accept\n"
 	      "\t\tmeta mark & 0x00300000 == 0x00200000 goto deny\n"
 	      "\t\tct direction reply accept\n"
-	      "\t\t" SYN " meta mark . ip daddr . tcp dport @" NFT_SET_ALLOW4 " counter accept\n"
-	      "\t\t" SYN " meta mark . ip6 daddr . tcp dport @" NFT_SET_ALLOW6 " counter accept\n"
-	      "\t\t" SYN " tcp dport != 853 meta mark . ip daddr @" NFT_SET_ANY4 " counter accept\n"
-	      "\t\t" SYN " tcp dport != 853 meta mark . ip6 daddr @" NFT_SET_ANY6
-	      " counter accept\n"
 	      "\t\t# the handshake's last ACK, when it carries no byte, is not queued\n"
 	      "\t\tip hdrlength 5 ip length 40 " NOFLAGS " tcp doff 5 ct original packets 2 accept\n"
 	      "\t\tip hdrlength 5 ip length 52 " NOFLAGS " tcp doff 8 ct original packets 2 accept\n"
 	      "\t\tip6 nexthdr tcp ip6 length 20 " NOFLAGS " tcp doff 5 ct original packets 2 accept\n"
-	      "\t\tip6 nexthdr tcp ip6 length 32 " NOFLAGS " tcp doff 8 accept\n\t\t", f);
+	      "\t\tip6 nexthdr tcp ip6 length 32 " NOFLAGS
+	      " tcp doff 8 ct original packets 2 accept\n\t\t", f);
 	put_queue(f, o);
 	fputs("\t}\n\n", f);
 }

@@ -265,44 +265,6 @@ static void rule_nd(struct nft_batch *b)
 }
 
 /*
- * tcp flags & (syn | ack) == syn [tcp dport != 853] meta mark . ipX daddr [. tcp dport]
- * @set counter accept: the SYN of a new flow to an address an allowed answer bound to
- * this session passes in the kernel; its first bytes are still queued (SNI/Host, the
- * net.connect record). Any-port bindings leave 853 (DoT) to the worker.
- */
-static void rule_bound(struct nft_batch *b, bool v6, bool any_port)
-{
-	uint8_t nfproto = v6 ? NFPROTO_IPV6 : NFPROTO_IPV4, tcp = IPPROTO_TCP;
-	uint8_t synack = 0x12, syn = 0x02;
-	uint16_t dot = htons(853);
-	uint32_t alen = v6 ? 16 : 4, aoff = v6 ? 24 : 16;
-	struct nft_rb rb;
-
-	nft_rb_init(&rb, NFT_CH_SESSION);
-	nft_rb_meta_load(&rb, NFT_META_NFPROTO, NFT_REG_1);
-	nft_rb_cmp(&rb, NFT_CMP_EQ, &nfproto, 1);
-	nft_rb_meta_load(&rb, NFT_META_L4PROTO, NFT_REG_1);
-	nft_rb_cmp(&rb, NFT_CMP_EQ, &tcp, 1);
-	nft_rb_th_load(&rb, 13, 1);
-	nft_rb_mask(&rb, &synack, 1);
-	nft_rb_cmp(&rb, NFT_CMP_EQ, &syn, 1);
-	if (any_port) {
-		nft_rb_th_load(&rb, 2, 2);
-		nft_rb_cmp(&rb, NFT_CMP_NEQ, &dot, 2);
-	}
-	nft_rb_meta_load(&rb, NFT_META_MARK, NFT_REG32_00);
-	nft_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, aoff, alen, NFT_REG32_01);
-	if (!any_port)
-		nft_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2,
-			       NFT_REG32_01 + alen / 4);
-	nft_rb_lookup_from(&rb, any_port ? (v6 ? NFT_SET_ANY6 : NFT_SET_ANY4)
-					 : (v6 ? NFT_SET_ALLOW6 : NFT_SET_ALLOW4), NFT_REG32_00);
-	nft_rb_counter(&rb);
-	nft_rb_verdict(&rb, NF_ACCEPT, NULL);
-	nft_rb_emit(&rb, b);
-}
-
-/*
  * ip hdrlength 5 ip length 20+4D tcp flags & (fin | syn | rst) == 0 tcp doff D
  * ct original packets 2 accept (ipv6: ip6 nexthdr tcp ip6 length 4D): the handshake's
  * last ACK, the flow's second packet, when it carries no byte, is not queued. The
@@ -370,10 +332,10 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 	nft_rb_cmp(&rb, NFT_CMP_EQ, &reply, 1);
 	nft_rb_verdict(&rb, NF_ACCEPT, NULL);
 	nft_rb_emit(&rb, b);
-	rule_bound(b, false, false);
-	rule_bound(b, true, false);
-	rule_bound(b, false, true);
-	rule_bound(b, true, true);
+	/* No SYN is accepted here, not even to an address an allowed answer bound (the
+	 * allow4/6 and bound4/6any sets): the worker must see every SYN, whose sequence
+	 * number is where the first flight starts (docs/nft-ruleset.md "Bound addresses"),
+	 * and strips Fast Open data off it. */
 	rule_empty_segment(b, false, 5);
 	rule_empty_segment(b, false, 8);
 	rule_empty_segment(b, true, 5);
