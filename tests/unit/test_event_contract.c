@@ -59,6 +59,7 @@ static const struct { const char *fn; const char *types[6]; } dynamic[] = {
 	{ "emit_lifecycle", { "daemon.start", "daemon.stop" } },
 	{ "on_retention", { "retention.archive", "retention.purge" } },
 	{ "writer_segment_head", { "journal.open", "journal.segment" } },
+	{ "record", { "sink.stalled", "sink.recovered" } },
 };
 
 /* One step of a function body, in source order. */
