@@ -79,6 +79,28 @@ static void notify_systemd(const char *msg)
 	close(fd);
 }
 
+/*
+ * daemon.start: how the previous run ended, so a kill -9 shows as a gap with its bounds
+ * (null on a new journal).
+ */
+static void previous_run_fields(struct daemon *d, struct event *e)
+{
+	struct journal_prev p;
+
+	journal_previous_run(d->journal, &p);
+	if (!p.exists) {
+		event_null(e, "previous_stop");
+		event_null(e, "previous_last_seq");
+		event_null(e, "previous_last_ts");
+		event_null(e, "previous_last_heartbeat");
+		return;
+	}
+	event_str(e, "previous_stop", p.clean ? "clean" : "unclean");
+	event_uint(e, "previous_last_seq", p.last_seq);
+	event_str(e, "previous_last_ts", p.last_ts);
+	event_str(e, "previous_last_heartbeat", p.last_heartbeat[0] ? p.last_heartbeat : NULL);
+}
+
 static void emit_lifecycle(struct daemon *d, const char *type, const char *reason)
 {
 	struct event *e = event_new(type, NULL, EVENT_SRC_SANDGATE);
@@ -92,6 +114,8 @@ static void emit_lifecycle(struct daemon *d, const char *type, const char *reaso
 	event_str(e, "state_dir", d->cfg->state_dir);
 	event_str(e, "control", d->cfg->control_socket);
 	event_str(e, "reason", reason);
+	if (strcmp(type, "daemon.start") == 0)
+		previous_run_fields(d, e);
 	ret = event_emit(e);
 	if (ret)
 		log_errno(ret, "cannot record %s", type);
@@ -269,6 +293,11 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		log_errno(ret, "cannot install the gateway's ruleset");
 		return ret;
 	}
+	ret = daemon_tamper_init(d);
+	if (ret) {
+		log_errno(ret, "cannot watch the gateway's ruleset");
+		return ret;
+	}
 	ret = daemon_audit_init(d);
 	if (ret) {
 		log_errno(ret, "cannot start the audit sensors");
@@ -303,6 +332,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 	daemon_investigation_fini(d);
 	daemon_audit_fini(d);
 	daemon_sessions_fini(d);
+	daemon_tamper_fini(d);
 	daemon_gateway_fini(d);
 	if (d->journal) {
 		emit_lifecycle(d, "daemon.stop", reason);

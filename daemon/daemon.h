@@ -53,7 +53,15 @@ struct daemon {
 	struct investigation *investigation;   /* index and sinks (daemon/investigate_glue.c) */
 	struct detection *detection;   /* rules and alerts (daemon/detect_glue.c), or NULL */
 	uint64_t first_seq;          /* the journal's next seq when this run opened it */
+	struct tamper *tamper;       /* the nft tamper watch (daemon/tamper_glue.c), or NULL */
 };
+
+/*
+ * The tamper watch on the gateway's table (daemon/tamper_glue.c): after
+ * daemon_gateway_install; no-op without a ruleset. 0 or -errno. fini accepts none.
+ */
+int daemon_tamper_init(struct daemon *d);
+void daemon_tamper_fini(struct daemon *d);
 
 /*
  * Re-reads the config file (SIGHUP, the `reload` verb): a file with errors, or policies

@@ -121,6 +121,9 @@ int journal_open(struct journal **out, const struct journal_settings *s,
 		ret = secure_dir(j->dir, err, errlen);
 	if (ret == 0)
 		ret = journal_recover(j, err, errlen);
+	/* Not fatal: without it daemon.start says nothing of the previous run. */
+	if (ret == 0 && journal_prev_read(j) != 0)
+		memset(&j->prev, 0, sizeof(j->prev));
 	if (ret)
 		goto fail;
 	*out = j;

@@ -11,6 +11,7 @@
 #ifndef SANDGATE_JOURNAL_JOURNAL_H
 #define SANDGATE_JOURNAL_JOURNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,19 @@ typedef void (*journal_checkpoint_fn)(void *ctx, const char *note, size_t len);
 void journal_on_checkpoint(struct journal *j, journal_checkpoint_fn fn, void *ctx);
 
 void journal_get_stats(struct journal *j, struct journal_stats *out);
+
+/*
+ * What the previous run left at the end of the journal, read at open before this run
+ * wrote anything (journal/prevrun.c): exists is false for a new journal.
+ */
+struct journal_prev {
+	bool exists;
+	bool clean;                   /* its last event was daemon.stop and no tail was torn */
+	uint64_t last_seq;
+	char last_ts[32];             /* RFC 3339 time of its last line */
+	char last_heartbeat[32];      /* of its last heartbeat/checkpoint line; "" if none seen */
+};
+void journal_previous_run(const struct journal *j, struct journal_prev *out);
 
 /*
  * Drains the queue, writes a final checkpoint, makes everything durable, stops the

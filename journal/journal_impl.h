@@ -89,6 +89,7 @@ struct journal {
 
 	journal_checkpoint_fn on_cp;
 	void *on_cp_ctx;
+	struct journal_prev prev;              /* the previous run's end (prevrun.c) */
 
 	pthread_mutex_t stats_lock;
 	struct journal_stats stats;
@@ -120,6 +121,9 @@ int journal_flush(struct journal *j);
 int state_save(const char *dir, const struct journal_state *st);
 int state_load(const char *dir, struct journal_state *st);
 int checkpoints_read_last(const char *dir, char **note);
+
+/* prevrun.c: fills j->prev from the last segment; 0 or -errno. */
+int journal_prev_read(struct journal *j);
 
 /* recover.c */
 int journal_recover(struct journal *j, char *err, size_t errlen);
