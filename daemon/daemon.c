@@ -137,6 +137,7 @@ static int daemon_open_journal(struct daemon *d)
 	js.checkpoint_events = d->cfg->journal.checkpoint_events;
 	js.heartbeat_interval_ms = d->cfg->journal.heartbeat_interval_ms;
 	js.queue_capacity = d->cfg->journal.queue_capacity;
+	js.witness_dir = d->cfg->journal.witness_dir;
 	snprintf(origin, sizeof(origin), "sandgate/%s", d->cfg->host);
 	js.origin = d->cfg->journal.origin ? d->cfg->journal.origin : origin;
 	ret = keystore_open(d->cfg->state_dir, js.origin, &signer, err, sizeof(err));
@@ -153,6 +154,12 @@ static int daemon_open_journal(struct daemon *d)
 	}
 	event_set_sink(journal_submit, d->journal);
 	journal_get_stats(d->journal, &st);
+	if (st.witness_same_fs)
+		log_warnx("journal.witness_dir %s is on the state dir's filesystem: a rollback "
+			  "that reaches one reaches the other", d->cfg->journal.witness_dir);
+	if (st.witness_rollback)
+		log_warnx("journal: rolled back below the witness's last checkpoint "
+			  "(journal.rollback recorded)");
 	d->first_seq = st.next_seq;
 	return 0;
 }
