@@ -310,6 +310,11 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		log_errno(ret, "cannot start the audit sensors");
 		return ret;
 	}
+	ret = daemon_escape_init(d);
+	if (ret) {
+		log_errno(ret, "cannot watch for session escapes");
+		return ret;
+	}
 	ret = daemon_investigation_init(d);
 	if (ret) {
 		log_errno(ret, "cannot start the index and sinks");
@@ -337,6 +342,7 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 	daemon_metrics_fini(d);   /* first: it reads the counters of every part below */
 	daemon_detect_fini(d);
 	daemon_investigation_fini(d);
+	daemon_escape_fini(d);
 	daemon_audit_fini(d);
 	daemon_sessions_fini(d);
 	daemon_tamper_fini(d);

@@ -22,6 +22,8 @@ write_config "$T_TMP/c.yaml" "journal:
   witness_dir: $W
   checkpoint_interval: 200ms"
 
+# echeck DESCRIPTION JSON JQ-EXPR: JSON must be there and the expression true for it
+echeck() { check "$1" bash -c '[ -n "$2" ] && jq -e "$1" >/dev/null <<<"$2"' _ "$3" "$2"; }
 # last_seq STATE: the seq of the journal's last complete line
 last_seq() { journal_lines "$1" | tail -n1 | jq .seq; }
 # witnessed_max: the largest size among the witness's notes
@@ -76,10 +78,10 @@ check "it names the missing range seq $A..$((WMAX - 1)) (cut at $NCUT)" \
 check "the kind is rolled_back" grep -q "rolled_back" <<<"$out"
 e=$(journal_lines "$S" | jq -c 'select(.event == "journal.rollback")' | head -1)
 echo "# $e"
-jcheck "the restart recorded journal.rollback with the range" "$e" \
+echeck "the restart recorded journal.rollback with the range" "$e" \
 	".journal_size == $NCUT and .witnessed_size == $WMAX and .missing_first == $NCUT and .missing_last == $((WMAX - 1))"
 a=$(journal_lines "$S" | jq -c 'select(.event == "alert" and .rule == "journal-rollback")' | head -1)
-jcheck "critical alert journal-rollback" "$a" '.severity == "critical"'
+echeck "critical alert journal-rollback" "$a" '.severity == "critical"'
 # The same journal verified against one witnessed note beyond its end (--checkpoint).
 awk -v n="$WMAX" 'BEGIN { RS = ""; ORS = "\n\n" } NR % 2 == 1 { split($0, l, "\n"); keep = (l[2] == n) } keep' \
 	"$W"/*.checkpoints | head -c 4096 >"$T_TMP/one.note"
@@ -97,16 +99,16 @@ LAST_TS=$(journal_lines "$S" | tail -n1 | jq -r .ts)
 start_daemon b --config "$T_TMP/c.yaml" || { fail "daemon b restarts"; finish; }
 e=$(start_ev "$S")
 echo "# $e"
-jcheck "after kill -9: daemon.start says unclean, with the last seq $LAST and its time" "$e" \
+echeck "after kill -9: daemon.start says unclean, with the last seq $LAST and its time" "$e" \
 	".previous_stop == \"unclean\" and .previous_last_seq == $LAST and .previous_last_ts == \"$LAST_TS\" and (.previous_last_heartbeat | type) == \"string\""
 check "alert daemon-unclean-stop" wait_for "alert" 5 sh -c "perl -ne 'print if /\\n\\z/' '$S'/journal/*.jsonl | grep -q '\"rule\":\"daemon-unclean-stop\"'"
 stop_daemon
 start_daemon b --config "$T_TMP/c.yaml" || { fail "daemon b restarts"; finish; }
 e=$(start_ev "$S")
-jcheck "after a clean stop: daemon.start says clean" "$e" '.previous_stop == "clean"'
+echeck "after a clean stop: daemon.start says clean" "$e" '.previous_stop == "clean"'
 stop_daemon
 e=$(journal_lines "$S" | jq -c 'select(.event == "daemon.start")' | head -1)
-jcheck "the first start of a journal: previous_stop null" "$e" '.previous_stop == null and .previous_last_seq == null'
+echeck "the first start of a journal: previous_stop null" "$e" '.previous_stop == null and .previous_last_seq == null'
 check "control: no rollback -> verify against the witness passes" "$BIN/sandgate" verify --witness "$W" "$S"
 out=$("$BIN/sandgate" verify --witness "$W" "$S" 2>&1)
 check "control: it says how many witnessed checkpoints matched" grep -q "^witnessed: " <<<"$out"
