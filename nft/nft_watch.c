@@ -293,13 +293,19 @@ static void gen_msg(struct nft_watch *w, const struct nlmsghdr *nlh, nft_tamper_
 int nft_watch_feed(struct nft_watch *w, const void *buf, size_t len, nft_tamper_fn fn,
 		   void *ctx)
 {
-	const struct nlmsghdr *nlh = buf;
-	int n = (int)(len > INT32_MAX ? INT32_MAX : len);
+	size_t off = 0;
 
-	for (; mnl_nlmsg_ok(nlh, n); nlh = mnl_nlmsg_next(nlh, &n)) {
+	/* Bounds checked here, not with mnl_nlmsg_ok: it compares the length as a signed
+	 * int, so a length above 2 GiB passes it. */
+	while (len - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)((const char *)buf + off);
 		uint16_t type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 		const struct msg_kind *k;
 
+		if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > len - off)
+			break;
+		off += NLMSG_ALIGN(nlh->nlmsg_len) < len - off ? NLMSG_ALIGN(nlh->nlmsg_len)
+							       : len - off;
 		if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES ||
 		    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)))
 			continue;
