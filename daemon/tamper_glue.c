@@ -4,8 +4,9 @@
  * loop. A commit to table inet sandgate that the daemon did not make (a rule, chain,
  * set, element or the table itself added, deleted or flushed) is undone at once: the
  * whole ruleset is installed again in one batch with every session's map elements and
- * rate objects, then the gateway's bound-address elements that have not expired. Each
- * such commit is journaled as `gateway.tamper` (what changed, the committing process
+ * rate objects, then the gateway's bound-address elements that have not expired; session
+ * flows that began unqueued meanwhile are denied and listed (gateway/tamper_window.c).
+ * Each such commit is journaled as `gateway.tamper` (what changed, the committing process
  * as the kernel names it, how long the table was not ours); the built-in rule
  * `gateway-tamper` (rules/tamper-gateway.yaml) raises the critical alert.
  *
@@ -95,6 +96,15 @@ static void changes_array(struct event *e, const struct nft_tamper *t)
 	event_array_end(e);
 }
 
+/* Flows that began unqueued while the table was not ours: denied, listed in e. */
+static void window(struct daemon *d, struct event *e)
+{
+	int ret = gateway_tamper_window(d->gateway, 0, (uint64_t)time_wall_us() * 1000u, e);
+
+	if (ret)
+		log_errno(ret, "gateway: flows of the tamper window");
+}
+
 static void emit_tamper(struct daemon *d, const struct nft_tamper *t, int ret, size_t bound,
 			int64_t restore_ms)
 {
@@ -128,6 +138,7 @@ static void emit_tamper(struct daemon *d, const struct nft_tamper *t, int ret, s
 	event_uint(e, "bound_restored", bound);
 	event_uint(e, "suppressed", d->tamper->suppressed);
 	d->tamper->suppressed = 0;
+	window(d, e);
 	if (event_emit(e) != 0)
 		log_warnx("gateway: gateway.tamper not recorded");
 }
@@ -165,6 +176,8 @@ static void on_tamper(void *ctx, const struct nft_tamper *t)
 	}
 	if (tamper_admit(d->tamper, t0))
 		emit_tamper(d, t, ret, bound, time_mono_ms() - t0);
+	else
+		window(d, NULL);
 }
 
 static void on_watch(struct loop *l, int fd, uint32_t events, void *ctx)

@@ -21,15 +21,18 @@ cleanup "kill $!"
 ip netns exec "$PEER" nft -f - <<'NFT'
 table inet sgtamper {
 	counter blocked_data {}
+	counter window_data {}
 	chain in {
 		type filter hook input priority 0;
 		ip daddr 198.18.1.4 tcp dport 9000 ip length > 60 counter name blocked_data
+		ip daddr 198.18.1.4 tcp dport 9001 ip length > 60 counter name window_data
 	}
 }
 NFT
 cleanup "ip netns exec '$PEER' nft delete table inet sgtamper"
 # leaked: packets carrying data that reached the blocked sink so far
 leaked() { ip netns exec "$PEER" nft -j list counter inet sgtamper blocked_data | jq '.nftables[1].counter.packets'; }
+leaked9001() { ip netns exec "$PEER" nft -j list counter inet sgtamper window_data | jq '.nftables[1].counter.packets'; }
 
 GW_ENFORCE=true gw_config "$T_TMP/c.yaml" "  resolvers: [198.18.1.2]
   dns_ttl_min: 2m
@@ -118,6 +121,35 @@ check "the added accept rule is gone" sh -c "! ip netns exec '$GWNS' nft list ch
 
 a=$(evq '.event == "alert" and .rule == "gateway-tamper"' | head -1)
 echeck "critical alert gateway-tamper" "$a" '.severity == "critical" and (.summary | test("nft"))'
+
+# ---- the window: a flow that began while the table was not ours --------------------------
+# The daemon is held (SIGSTOP) so the window is long enough to use: the session opens a
+# connection to the blocked sink and sends; those bytes arrive (the window's leak, the
+# lab sees it). Once the daemon runs again the table is restored, the flow gets the deny
+# verdict in its ct mark (its later bytes do not arrive), gateway.tamper lists it with
+# the bytes that went out, and its net.flow says blocked: no record says allowed.
+before=$(count_events "$SG_STATE" gateway.tamper)
+kill -STOP "$DPID"
+in_gw nft flush chain inet sandgate session
+base=$(leaked)
+in_cg s1 sh -c '(echo window-data-0123456789012345678901; sleep 4; echo after-restore-data-0123456789) | timeout 10 socat -u - TCP:198.18.1.4:9001' >/dev/null 2>&1 &
+WPID=$!
+cleanup "kill $WPID 2>/dev/null"
+ip netns exec "$PEER" socat -u TCP-LISTEN:9001,bind=198.18.1.4,fork,reuseaddr OPEN:/dev/null,wronly &
+cleanup "kill $! 2>/dev/null"
+sleep 1.5
+mid=$(leaked9001)
+check "window: while the table is flushed the session's bytes reach the upstream (${mid} packets)" test "$mid" -gt 0
+kill -CONT "$DPID"
+check "window: restored and recorded" wait_for "gateway.tamper" 5 sh -c "[ \$(cat '$SG_STATE'/journal/*.jsonl | grep -c '\"event\":\"gateway.tamper\"') -gt $before ]"
+TE=$(evq '.event == "gateway.tamper"' | tail -1)
+echeck "window: gateway.tamper lists the flow, its bytes and the deny" "$TE" \
+	'.window_flows_total >= 1 and (.window_flows | any(.dst.port == 9001 and .bytes_out > 0 and .session == "s1" and .verdict == "blocked"))'
+wait "$WPID" 2>/dev/null
+check "window: after the restore the flow's later bytes do not arrive" test "$(leaked9001)" = "$mid"
+e=$(wait_ev 10 '.event == "net.flow" and .dst.port == 9001' >/dev/null 2>&1; evq '.event == "net.flow" and .dst.port == 9001' | tail -1)
+echeck "window: its net.flow says blocked" "$e" '.verdict == "blocked" and .session_id == "s1"'
+check "window: no record says the flow was allowed" test -z "$(evq '(.event == "net.connect" or .event == "net.flow") and .dst.port == 9001 and .verdict == "allowed"')"
 
 # ---- control: with the daemon stopped, the same flush lets bytes out -------------------
 stop_daemon
