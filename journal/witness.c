@@ -82,11 +82,15 @@ int witness_open(struct journal *j, char *err, size_t errlen)
 
 	if (!j->witness_dir)
 		return 0;
-	if (stat(j->witness_dir, &wd) < 0 || !S_ISDIR(wd.st_mode)) {
-		ret = errno && !S_ISDIR(wd.st_mode) ? -errno : -ENOTDIR;
-		snprintf(err, errlen, "journal.witness_dir %s: not a usable directory",
-			 j->witness_dir);
-		return ret ? ret : -ENOTDIR;
+	if (stat(j->witness_dir, &wd) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "journal.witness_dir %s: %s", j->witness_dir,
+			 strerror(errno));
+		return ret;
+	}
+	if (!S_ISDIR(wd.st_mode)) {
+		snprintf(err, errlen, "journal.witness_dir %s: not a directory", j->witness_dir);
+		return -ENOTDIR;
 	}
 	j->witness_same_fs = stat(j->state_dir, &sd) == 0 && sd.st_dev == wd.st_dev;
 	journal_witness_name(j->origin, name, sizeof(name));
