@@ -134,7 +134,8 @@ static int sync_round(struct journal *j, struct pending_cp *items, size_t n)
 	if (ret == 0 && j->on_cp)
 		for (i = 0; i < n; i++)
 			j->on_cp(j->on_cp_ctx, items[i].note, items[i].note_len);
-	/* Not fatal to the journal: counted, and the daemon reports it. */
+	/* Not fatal to the journal: counted (journal_stats.witness_errors). After the
+	 * state, so the witness is never ahead of what a restart recovers. */
 	wret = ret == 0 ? witness_append(j, items, n) : 0;
 	pthread_mutex_lock(&j->stats_lock);
 	if (wret)
