@@ -66,6 +66,18 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 int audit_seed(struct audit *a, pid_t pid, const char *sid);
 
 /*
+ * Session escape (audit/escape.c): audit_escape_scan checks every live session process
+ * the fork tree knows against its cgroup now; a process outside its session's cgroup
+ * (moved out, or into another session's) is reported once as session.escape, and one
+ * seeded into another session at a restart is given back to its ancestry's session.
+ * Call from one thread (the daemon's timer). Returns the number reported.
+ */
+struct audit_escape;
+int audit_escape_new(struct audit_escape **out);
+void audit_escape_free(struct audit_escape *e);
+size_t audit_escape_scan(struct audit *a, struct audit_escape *e);
+
+/*
  * The package policy of session sid (its policy's approved_sources, and whether
  * unapproved is block): package.install's approved_source and the alert are judged
  * against it. Replaces what was set before. Thread-safe. 0 or -ENOMEM; 0 when packages

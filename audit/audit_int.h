@@ -45,6 +45,10 @@ void ptab_set_uids(struct ptab *t, pid_t pid, uint32_t ruid, uint32_t euid);
 void ptab_del(struct ptab *t, pid_t pid);
 /* Drops dead entries older than PTAB_DEAD_KEEP_NS. */
 void ptab_sweep(struct ptab *t, uint64_t now_ns);
+/* Copies up to max live entries into out (audit/escape.c); how many. */
+size_t ptab_live(struct ptab *t, struct ptab_ent *out, size_t max);
+/* Sets the sid of pid's live entry if it is still the one started at start_ns. */
+bool ptab_set_sid(struct ptab *t, pid_t pid, uint64_t start_ns, const char *sid);
 
 /* ---- what /proc says about an exec (audit/procread.c) --------------------------------- */
 

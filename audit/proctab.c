@@ -4,6 +4,7 @@
  * call holds it for one short probe. Open addressing with backward-shift deletion.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +163,31 @@ void ptab_sweep(struct ptab *t, uint64_t now_ns)
 		i++;
 	}
 	pthread_mutex_unlock(&t->mu);
+}
+
+size_t ptab_live(struct ptab *t, struct ptab_ent *out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = 0; i < PTAB_CAP && n < max; i++)
+		if (t->v[i].pid != 0 && t->v[i].dead_ns == 0)
+			out[n++] = t->v[i];
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
+bool ptab_set_sid(struct ptab *t, pid_t pid, uint64_t start_ns, const char *sid)
+{
+	bool done;
+	size_t i;
+
+	pthread_mutex_lock(&t->mu);
+	i = slot_of(t, pid);
+	done = pid != 0 && t->v[i].pid == pid && t->v[i].start_ns == start_ns &&
+	       t->v[i].dead_ns == 0;
+	if (done)
+		snprintf(t->v[i].sid, sizeof(t->v[i].sid), "%s", sid);
+	pthread_mutex_unlock(&t->mu);
+	return done;
 }

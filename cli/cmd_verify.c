@@ -14,13 +14,14 @@
 
 #include "cli/commands.h"
 #include "cli/verify_cold.h"
+#include "journal/journal.h"
 #include "journal/note.h"
 #include "journal/verify.h"
 
 #define PROG "sandgate verify"
 
 static const char usage_text[] =
-	"usage: sandgate verify [--checkpoint FILE] [--key PUBKEY] DIR\n"
+	"usage: sandgate verify [--checkpoint FILE] [--witness DIR] [--key PUBKEY] DIR\n"
 	"\n"
 	"Checks a journal: every line's envelope, the seq sequence, the prev chain, the\n"
 	"Merkle tree and every checkpoint (in the journal, in journal/checkpoints and the\n"
@@ -33,11 +34,16 @@ static const char usage_text[] =
 	"                     only proves consistency: pin a key held elsewhere\n"
 	"  --checkpoint FILE  a checkpoint note obtained earlier (e.g. from a sink); proves\n"
 	"                     the journal was not cut off before it\n"
+	"  --witness WDIR     the journal.witness_dir the daemon appends every checkpoint\n"
+	"                     to (its file for this key's origin): a journal cut back\n"
+	"                     below a witnessed checkpoint fails (rolled_back or\n"
+	"                     truncated), naming the witnessed seqs that are missing\n"
 	"  -h, --help         this text\n";
 
 struct verify_args {
 	const char *key;
 	const char *checkpoint;
+	const char *witness;
 	const char *dir;
 };
 
@@ -54,6 +60,7 @@ static int parse_args(int argc, char **argv, struct verify_args *a, int *done)
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, 'k' },
 		{ "checkpoint", required_argument, NULL, 'c' },
+		{ "witness", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -61,7 +68,7 @@ static int parse_args(int argc, char **argv, struct verify_args *a, int *done)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hk:c:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hk:c:w:", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			*done = 1;
@@ -71,6 +78,8 @@ static int parse_args(int argc, char **argv, struct verify_args *a, int *done)
 			a->key = optarg;
 		else if (c == 'c')
 			a->checkpoint = optarg;
+		else if (c == 'w')
+			a->witness = optarg;
 		else {
 			fprintf(stderr, PROG ": bad option %s (see --help)\n",
 				argv[optind - 1] ? argv[optind - 1] : "");
@@ -168,8 +177,31 @@ static int report(const char *journal, int ret, const struct verify_result *res)
 	printf("ok: %llu lines, %llu checkpoints, last seq %llu\n",
 	       (unsigned long long)res->lines, (unsigned long long)res->checkpoints,
 	       (unsigned long long)res->last_seq);
+	if (res->witnessed)
+		printf("witnessed: %llu checkpoints held elsewhere match (up to size %llu)\n",
+		       (unsigned long long)res->witnessed, (unsigned long long)res->witnessed_max);
 	if (res->n_gaps)
 		report_purged(res);
+	return 0;
+}
+
+/* --witness WDIR: the witness file of the key's origin in WDIR. 0 or the exit status. */
+static int witness_file(const struct verify_args *a, const struct note_verifier *v,
+			char *out)
+{
+	char name[256];
+
+	if (!a->witness)
+		return 0;
+	journal_witness_name(note_verifier_name(v), name, sizeof(name));
+	if (snprintf(out, PATH_MAX, "%s/%s", a->witness, name) >= PATH_MAX) {
+		fprintf(stderr, PROG ": %s: path too long\n", a->witness);
+		return 2;
+	}
+	if (access(out, R_OK) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		return 2;
+	}
 	return 0;
 }
 
@@ -177,7 +209,7 @@ static int report(const char *journal, int ret, const struct verify_result *res)
 int cmd_verify(int argc, char **argv)
 {
 	struct verify_args a = { 0 };
-	char journal[PATH_MAX], keypath[PATH_MAX], tmp[64] = "";
+	char journal[PATH_MAX], keypath[PATH_MAX], wfile[PATH_MAX], tmp[64] = "";
 	struct note_verifier *v = NULL;
 	struct verify_result res;
 	struct verify_opts o = { 0 };
@@ -203,6 +235,14 @@ int cmd_verify(int argc, char **argv)
 	o.journal_dir = journal;
 	o.key = v;
 	o.checkpoint_file = a.checkpoint;
+	rc = witness_file(&a, v, wfile);
+	if (rc != 0) {
+		free(purged);
+		note_verifier_free(v);
+		verify_cold_cleanup(tmp);
+		return rc;
+	}
+	o.witness_file = a.witness ? wfile : NULL;
 	ret = verify_journal(&o, &res);
 	rc = report(journal, ret, &res);
 	free(purged);

@@ -396,6 +396,7 @@ static const struct cfg_key journal_keys[] = {
 	  NULL },
 	UINT_KEY(JC, queue_capacity, 16, 1u << 24),
 	{ "origin", CK_STR_NULL, F(JC, origin), 0, 0, 0, NULL, check_origin },
+	{ "witness_dir", CK_STR_NULL, F(JC, witness_dir), 0, 0, 0, NULL, check_path },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef JC
@@ -564,6 +565,7 @@ void config_free(struct sg_config *c)
 	free(c->cgroup.root);
 	free(c->cgroup.parent);
 	free(c->journal.origin);
+	free(c->journal.witness_dir);
 	free(c->gateway.netns);
 	free(c->gateway.resolvers);
 	free(c->gateway.geoip_db);

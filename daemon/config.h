@@ -95,6 +95,7 @@ struct sg_journal_config {
 	uint64_t heartbeat_interval_ms;
 	uint64_t queue_capacity;      /* events */
 	char *origin;                 /* NULL: "sandgate/<host>" (journal_settings.origin) */
+	char *witness_dir;            /* NULL: none; every checkpoint also appended there */
 };
 
 /* Which session traffic the gateway classifies (nft/nft.h cgroup_mode, iface_mode). */

@@ -99,6 +99,28 @@ static void notify_systemd(const char *msg)
 	close(fd);
 }
 
+/*
+ * daemon.start: how the previous run ended, so a kill -9 shows as a gap with its bounds
+ * (null on a new journal).
+ */
+static void previous_run_fields(struct daemon *d, struct event *e)
+{
+	struct journal_prev p;
+
+	journal_previous_run(d->journal, &p);
+	if (!p.exists) {
+		event_null(e, "previous_stop");
+		event_null(e, "previous_last_seq");
+		event_null(e, "previous_last_ts");
+		event_null(e, "previous_last_heartbeat");
+		return;
+	}
+	event_str(e, "previous_stop", p.clean ? "clean" : "unclean");
+	event_uint(e, "previous_last_seq", p.last_seq);
+	event_str(e, "previous_last_ts", p.last_ts);
+	event_str(e, "previous_last_heartbeat", p.last_heartbeat[0] ? p.last_heartbeat : NULL);
+}
+
 static void emit_lifecycle(struct daemon *d, const char *type, const char *reason)
 {
 	struct event *e = event_new(type, NULL, EVENT_SRC_SANDGATE);
@@ -114,6 +136,7 @@ static void emit_lifecycle(struct daemon *d, const char *type, const char *reaso
 	event_str(e, "reason", reason);
 	if (strcmp(type, "daemon.start") == 0)
 		daemon_audit_start_fields(d, e);   /* exec_source and why (docs/audit.md) */
+		previous_run_fields(d, e);
 	ret = event_emit(e);
 	if (ret)
 		log_errno(ret, "cannot record %s", type);
@@ -135,6 +158,7 @@ static int daemon_open_journal(struct daemon *d)
 	js.checkpoint_events = d->cfg->journal.checkpoint_events;
 	js.heartbeat_interval_ms = d->cfg->journal.heartbeat_interval_ms;
 	js.queue_capacity = d->cfg->journal.queue_capacity;
+	js.witness_dir = d->cfg->journal.witness_dir;
 	snprintf(origin, sizeof(origin), "sandgate/%s", d->cfg->host);
 	js.origin = d->cfg->journal.origin ? d->cfg->journal.origin : origin;
 	ret = keystore_open(d->cfg->state_dir, js.origin, &signer, err, sizeof(err));
@@ -151,6 +175,12 @@ static int daemon_open_journal(struct daemon *d)
 	}
 	event_set_sink(health_submit, d);   /* journal_submit, counting sensor losses */
 	journal_get_stats(d->journal, &st);
+	if (st.witness_same_fs)
+		log_warnx("journal.witness_dir %s is on the state dir's filesystem: a rollback "
+			  "that reaches one reaches the other", d->cfg->journal.witness_dir);
+	if (st.witness_rollback)
+		log_warnx("journal: rolled back below the witness's last checkpoint "
+			  "(journal.rollback recorded)");
 	d->first_seq = st.next_seq;
 	return 0;
 }
@@ -294,9 +324,19 @@ static int daemon_open_loop(struct daemon *d, const sigset_t *mask)
 		log_errno(ret, "cannot install the gateway's ruleset");
 		return ret;
 	}
+	ret = daemon_tamper_init(d);
+	if (ret) {
+		log_errno(ret, "cannot watch the gateway's ruleset");
+		return ret;
+	}
 	ret = daemon_audit_init(d);
 	if (ret) {
 		log_errno(ret, "cannot start the audit sensors");
+		return ret;
+	}
+	ret = daemon_escape_init(d);
+	if (ret) {
+		log_errno(ret, "cannot watch for session escapes");
 		return ret;
 	}
 	ret = daemon_investigation_init(d);
@@ -326,8 +366,10 @@ static void daemon_teardown(struct daemon *d, const char *reason)
 	daemon_metrics_fini(d);   /* first: it reads the counters of every part below */
 	daemon_detect_fini(d);
 	daemon_investigation_fini(d);
+	daemon_escape_fini(d);
 	daemon_audit_fini(d);
 	daemon_sessions_fini(d);
+	daemon_tamper_fini(d);
 	daemon_gateway_fini(d);
 	if (d->journal) {
 		emit_lifecycle(d, "daemon.stop", reason);

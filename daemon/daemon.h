@@ -56,7 +56,19 @@ struct daemon {
 	struct detection *detection;   /* rules and alerts (daemon/detect_glue.c), or NULL */
 	uint64_t first_seq;          /* the journal's next seq when this run opened it */
 	struct daemon_health health; /* /healthz, status, the operator's metrics (health.c) */
+	struct tamper *tamper;       /* the nft tamper watch (daemon/tamper_glue.c), or NULL */
+	struct escape_watch *escape; /* session escape checks (daemon/escape_glue.c), or NULL */
 };
+
+/*
+ * The tamper watch on the gateway's table (daemon/tamper_glue.c): after
+ * daemon_gateway_install; no-op without a ruleset. 0 or -errno. fini accepts none.
+ */
+int daemon_tamper_init(struct daemon *d);
+void daemon_tamper_fini(struct daemon *d);
+/* The session escape watch (daemon/escape_glue.c): after daemon_audit_init. 0 or -errno. */
+int daemon_escape_init(struct daemon *d);
+void daemon_escape_fini(struct daemon *d);
 
 /*
  * Re-reads the config file (SIGHUP, the `reload` verb): a file with errors, or policies

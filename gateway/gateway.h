@@ -124,4 +124,22 @@ void gateway_session_unbind(struct gateway *g, uint32_t mark_id);
 /* Writes the counters in Prometheus text format. 0 or -EIO. */
 int gateway_metrics(struct gateway *g, FILE *out);
 
+/*
+ * Puts the kernel bindings (bound-address set elements) the gateway installed and that
+ * have not expired back into the sets, after the ruleset was restored (daemon's tamper
+ * watch). *restored: how many. 0 or -errno. Accepts NULL (nothing to do).
+ */
+int gateway_kbind_restore(struct gateway *g, size_t *restored);
+/* The netlink port id of the gateway's nft socket (its commits are the daemon's); 0 none. */
+uint32_t gateway_kbind_portid(struct gateway *g);
+
+/*
+ * After a tamper restore: the session flows conntrack started within [from_ns, to_ns]
+ * (wall clock) that no worker decided get the deny verdict in their ct mark, and e (when
+ * not NULL) gets `window_flows` (the first 16: session, proto, src, dst, bytes_out,
+ * packets_out) and `window_flows_total` (gateway/tamper_window.c). 0 or -errno.
+ */
+struct event;
+int gateway_tamper_window(struct gateway *g, uint64_t from_ns, uint64_t to_ns, struct event *e);
+
 #endif

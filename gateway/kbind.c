@@ -167,11 +167,76 @@ void gw_kbind_flush(struct gateway *g, uint32_t mark_id)
 
 	if (!g->nft)
 		return;
-	if (g->krecent)   /* whatever was flushed is installed again at the next answer */
-		memset(g->krecent, 0, sizeof(*g->krecent));
+	/* Whatever was flushed is installed again at the next answer. Only that session's
+	 * entries are forgotten: the others' stay known, for a tamper restore. */
+	for (size_t i = 0; g->krecent && i < KBIND_RECENT; i++)
+		if (!mark_id || g->krecent->e[i].mark == nft_mark_make(mark_id))
+			memset(&g->krecent->e[i], 0, sizeof(g->krecent->e[i]));
 	ret = nft_bound_flush(g->nft, mark_id ? nft_mark_make(mark_id) : 0);
 	if (ret && ret != -ENOENT) {
 		atomic_fetch_add_explicit(&g->st.kbind_errors, 1, memory_order_relaxed);
 		log_errno(ret, "gateway: kernel bindings of mark %u not removed", mark_id);
 	}
+}
+
+/* The recent elements still in force, with what is left of their timeout. */
+static size_t recent_live(const struct gateway *g, struct nft_bound *v, size_t from,
+			  size_t *next, uint64_t now)
+{
+	size_t n = 0, i;
+
+	for (i = from; i < KBIND_RECENT && n < NFT_BOUND_MAX; i++) {
+		const struct nft_bound *r = &g->krecent->e[i];
+
+		if (!r->timeout_ms || r->timeout_ms <= now + 1)
+			continue;
+		v[n] = *r;
+		v[n++].timeout_ms = r->timeout_ms - now;
+	}
+	*next = i;
+	return n;
+}
+
+/*
+ * After the ruleset was put back (a tamper restore replaces the table, and its sets
+ * with it): the elements this gateway installed that have not expired go in again with
+ * the rest of their timeout. The cache is direct-mapped, so an element it forgot is
+ * not restored: its next SYN is queued and decided by the worker (latency, not policy).
+ */
+int gateway_kbind_restore(struct gateway *g, size_t *restored)
+{
+	struct nft_bound *v;
+	uint64_t now = time_mono_ms();
+	size_t from = 0, n;
+	int ret = 0;
+
+	*restored = 0;
+	if (!g)
+		return 0;
+	v = malloc(NFT_BOUND_MAX * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	pthread_mutex_lock(&g->lock);
+	while (g->nft && g->krecent && from < KBIND_RECENT && ret == 0) {
+		n = recent_live(g, v, from, &from, now);
+		ret = n ? nft_bound_add(g->nft, v, n) : 0;
+		if (ret == 0)
+			*restored += n;
+	}
+	pthread_mutex_unlock(&g->lock);
+	free(v);
+	return ret;
+}
+
+uint32_t gateway_kbind_portid(struct gateway *g)
+{
+	uint32_t id = 0;
+
+	if (!g)
+		return 0;
+	pthread_mutex_lock(&g->lock);
+	if (g->nft)
+		id = nft_handle_portid(g->nft);
+	pthread_mutex_unlock(&g->lock);
+	return id;
 }

@@ -65,6 +65,7 @@ static int journal_alloc(struct journal **out, const struct journal_settings *s)
 		return -ENOMEM;
 	j->cfg = *s;
 	j->seg_fd = -1;
+	j->witness_fd = -1;
 	snprintf(origin, sizeof(origin), "sandgate/%s", s->host);
 	j->state_dir = strdup(s->state_dir);
 	j->host = strdup(s->host);
@@ -74,7 +75,8 @@ static int journal_alloc(struct journal **out, const struct journal_settings *s)
 	pthread_mutex_init(&j->stats_lock, NULL);
 	snprintf(j->dir, sizeof(j->dir), "%s/journal", s->state_dir);
 	*out = j;
-	if (!j->state_dir || !j->host || !j->origin)
+	j->witness_dir = s->witness_dir ? strdup(s->witness_dir) : NULL;
+	if (!j->state_dir || !j->host || !j->origin || (s->witness_dir && !j->witness_dir))
 		return -ENOMEM;
 	if (equeue_init(&j->queue, s->queue_capacity) || syncer_init(&j->sync))
 		return -ENOMEM;
@@ -89,6 +91,9 @@ static void journal_free(struct journal *j)
 	syncer_destroy(&j->sync);
 	if (j->seg_fd >= 0)
 		close(j->seg_fd);
+	if (j->witness_fd >= 0)
+		close(j->witness_fd);
+	free(j->witness_dir);
 	note_signer_free(j->signer);
 	buf_free(&j->out);
 	buf_free(&j->line);
@@ -121,6 +126,11 @@ int journal_open(struct journal **out, const struct journal_settings *s,
 		ret = secure_dir(j->dir, err, errlen);
 	if (ret == 0)
 		ret = journal_recover(j, err, errlen);
+	/* Not fatal: without it daemon.start says nothing of the previous run. */
+	if (ret == 0 && journal_prev_read(j) != 0)
+		memset(&j->prev, 0, sizeof(j->prev));
+	if (ret == 0)
+		ret = witness_open(j, err, errlen);
 	if (ret)
 		goto fail;
 	*out = j;
@@ -152,12 +162,19 @@ static int write_open_lines(struct journal *j)
 	return writer_emit_sandgate(j, e);
 }
 
+static int write_start_lines(struct journal *j)
+{
+	int ret = write_open_lines(j);
+
+	return ret ? ret : witness_report(j);
+}
+
 int journal_start(struct journal *j)
 {
 	int ret;
 
 	j->last_cp_ms = j->last_line_ms = journal_now_ms();
-	ret = write_open_lines(j);
+	ret = write_start_lines(j);
 	if (ret)
 		return ret;
 	ret = -pthread_create(&j->syncer_thread, NULL, syncer_main, j);
@@ -201,6 +218,8 @@ void journal_get_stats(struct journal *j, struct journal_stats *out)
 	out->queue_high_water = hw;
 	out->next_seq = __atomic_load_n(&j->pos.size, __ATOMIC_RELAXED);
 	out->stalled = __atomic_load_n(&j->stalled, __ATOMIC_RELAXED);
+	out->witness_same_fs = j->witness_same_fs;
+	out->witness_rollback = j->witness_rollback;
 }
 
 int journal_close(struct journal *j)

@@ -11,6 +11,7 @@
 #ifndef SANDGATE_JOURNAL_JOURNAL_H
 #define SANDGATE_JOURNAL_JOURNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,7 @@ struct journal_settings {
 	uint64_t heartbeat_interval_ms;
 	size_t queue_capacity;
 	size_t stall_buffer_max;          /* bytes held in memory while the disk is full */
+	const char *witness_dir;          /* NULL: none; else each checkpoint also goes there */
 };
 
 /* The defaults of docs/journal-format.md for the given state dir and host. */
@@ -53,6 +55,9 @@ struct journal_stats {
 	uint64_t lost;                /* events that could not be written (disk full) */
 	uint64_t recoveries;          /* torn tails cut at open */
 	int stalled;                  /* 1 while writes fail */
+	uint64_t witness_errors;      /* checkpoint notes the witness could not take */
+	int witness_same_fs;          /* 1: the witness dir is on the state dir's filesystem */
+	int witness_rollback;         /* 1: at open the witness held more than the journal */
 };
 
 struct journal;
@@ -78,6 +83,22 @@ typedef void (*journal_checkpoint_fn)(void *ctx, const char *note, size_t len);
 void journal_on_checkpoint(struct journal *j, journal_checkpoint_fn fn, void *ctx);
 
 void journal_get_stats(struct journal *j, struct journal_stats *out);
+
+/*
+ * What the previous run left at the end of the journal, read at open before this run
+ * wrote anything (journal/prevrun.c): exists is false for a new journal.
+ */
+struct journal_prev {
+	bool exists;
+	bool clean;                   /* its last event was daemon.stop and no tail was torn */
+	uint64_t last_seq;
+	char last_ts[32];             /* RFC 3339 time of its last line */
+	char last_heartbeat[32];      /* of its last heartbeat/checkpoint line; "" if none seen */
+};
+void journal_previous_run(const struct journal *j, struct journal_prev *out);
+
+/* The witness file's name for origin in journal.witness_dir: "<origin, / as _>.checkpoints". */
+void journal_witness_name(const char *origin, char *out, size_t len);
 
 /*
  * Drains the queue, writes a final checkpoint, makes everything durable, stops the

@@ -89,6 +89,14 @@ struct journal {
 
 	journal_checkpoint_fn on_cp;
 	void *on_cp_ctx;
+	struct journal_prev prev;              /* the previous run's end (prevrun.c) */
+	char *witness_dir;                     /* NULL: no witness (witness.c) */
+	char witness_path[JOURNAL_PATH_MAX];
+	int witness_fd;                        /* -1: none */
+	bool witness_same_fs;                  /* on the state dir's filesystem: weak */
+	bool witness_rollback;                 /* found at open: reported at start */
+	uint64_t witness_size;                 /* the witness's last checkpoint size */
+	uint64_t witness_journal_size;         /* the journal's lines when it was compared */
 
 	pthread_mutex_t stats_lock;
 	struct journal_stats stats;
@@ -120,6 +128,16 @@ int journal_flush(struct journal *j);
 int state_save(const char *dir, const struct journal_state *st);
 int state_load(const char *dir, struct journal_state *st);
 int checkpoints_read_last(const char *dir, char **note);
+/* The last note of a notes file at path (NULL when none or no file). 0 or -errno. */
+int notes_read_last(const char *path, char **note);
+
+/* prevrun.c: fills j->prev from the last segment; 0 or -errno. */
+int journal_prev_read(struct journal *j);
+
+/* witness.c */
+int witness_open(struct journal *j, char *err, size_t errlen);
+int witness_append(struct journal *j, const struct pending_cp *items, size_t n);
+int witness_report(struct journal *j);
 
 /* recover.c */
 int journal_recover(struct journal *j, char *err, size_t errlen);

@@ -106,13 +106,21 @@ int state_load(const char *dir, struct journal_state *st)
 /* The last note in the checkpoints file (notes end with a blank line), or NULL. */
 int checkpoints_read_last(const char *dir, char **note)
 {
-	char path[JOURNAL_PATH_MAX], *data = NULL, *start, *end;
+	char path[JOURNAL_PATH_MAX];
+
+	*note = NULL;
+	snprintf(path, sizeof(path), "%s/checkpoints", dir);
+	return notes_read_last(path, note);
+}
+
+int notes_read_last(const char *path, char **note)
+{
+	char *data = NULL, *start, *end;
 	struct stat sb;
 	size_t off;
 	int fd, ret = 0;
 
 	*note = NULL;
-	snprintf(path, sizeof(path), "%s/checkpoints", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;

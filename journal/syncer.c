@@ -116,7 +116,7 @@ static int append_notes(struct journal *j, struct pending_cp *items, size_t n)
 static int sync_round(struct journal *j, struct pending_cp *items, size_t n)
 {
 	size_t i;
-	int ret = 0;
+	int ret = 0, wret;
 
 	for (i = 0; i < n && ret == 0; i++) {
 		bool newest_of_segment =
@@ -134,7 +134,12 @@ static int sync_round(struct journal *j, struct pending_cp *items, size_t n)
 	if (ret == 0 && j->on_cp)
 		for (i = 0; i < n; i++)
 			j->on_cp(j->on_cp_ctx, items[i].note, items[i].note_len);
+	/* Not fatal to the journal: counted (journal_stats.witness_errors). After the
+	 * state, so the witness is never ahead of what a restart recovers. */
+	wret = ret == 0 ? witness_append(j, items, n) : 0;
 	pthread_mutex_lock(&j->stats_lock);
+	if (wret)
+		j->stats.witness_errors++;
 	if (ret == 0)
 		j->stats.checkpoints_durable += n;
 	else

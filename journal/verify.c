@@ -51,6 +51,7 @@ const char *verify_kind_str(enum verify_kind k)
 		[VERIFY_BAD_SIGNATURE] = "bad_signature",
 		[VERIFY_UNKNOWN_KEY] = "unknown_key",
 		[VERIFY_REWRITTEN] = "rewritten",
+		[VERIFY_ROLLED_BACK] = "rolled_back",
 	};
 
 	if ((unsigned)k >= sizeof(names) / sizeof(names[0]))
@@ -78,13 +79,64 @@ static void check_root(struct vstate *vs, const uint8_t root[MERKLE_HASH_LEN],
 	vs->res->checkpoints++;
 }
 
+/*
+ * A checkpoint held elsewhere signs a tree this journal does not have at that size: the
+ * journal was cut back (to at most the last witnessed match) and went on with other
+ * lines. The scan goes on, so that the witnessed checkpoints of the cut history past
+ * the journal's end are counted too; the verdict is given at the end (witness_verdict).
+ */
+static void check_witnessed(struct vstate *vs, const struct ext_cp *e)
+{
+	uint8_t have[MERKLE_HASH_LEN];
+
+	merkle_range_root(&vs->range, have);
+	if (memcmp(have, e->root, MERKLE_HASH_LEN) == 0) {
+		if (e->size > vs->witness_good)
+			vs->witness_good = e->size;
+		vs->res->witnessed++;
+		check_root(vs, e->root, e->what);
+		return;
+	}
+	if (!vs->witness_bad) {
+		vs->witness_bad = true;
+		vs->witness_cut = vs->witness_good;
+		vs->witness_bad_first = e->size;
+	}
+	if (e->size > vs->witness_bad_max)
+		vs->witness_bad_max = e->size;
+}
+
+/* After the scan: a witnessed history this journal does not hold, and its range. */
+static void witness_verdict(struct vstate *vs)
+{
+	struct verify_result *res = vs->res;
+
+	for (size_t i = vs->next_ext; i < vs->next; i++)   /* past the journal's end */
+		if (vs->ext[i].given && vs->ext[i].st == NOTE_OK &&
+		    vs->ext[i].size > vs->witness_bad_max)
+			vs->witness_bad_max = vs->ext[i].size;
+	if (!vs->witness_bad)
+		return;
+	res->missing_first = vs->witness_cut;
+	res->missing_last = vs->witness_bad_max - 1;
+	vs_fail(vs, VERIFY_ROLLED_BACK, vs->witness_cut,
+		"rolled back below a witnessed checkpoint: the one of size %llu signs other "
+		"lines; witnessed seq %llu..%llu are missing (the witness agrees up to size %llu)",
+		(unsigned long long)vs->witness_bad_first, (unsigned long long)res->missing_first,
+		(unsigned long long)res->missing_last, (unsigned long long)vs->witness_cut);
+}
+
 /* External checkpoints whose size the tree has just reached. */
 static void check_external(struct vstate *vs)
 {
 	while (vs->next_ext < vs->next && vs->ext[vs->next_ext].size <= vs->range.size) {
 		struct ext_cp *e = &vs->ext[vs->next_ext++];
 
-		if (e->st == NOTE_OK && e->size == vs->range.size)
+		if (e->st != NOTE_OK || e->size != vs->range.size)
+			continue;
+		if (e->given)
+			check_witnessed(vs, e);
+		else
 			check_root(vs, e->root, e->what);
 	}
 }
@@ -253,6 +305,20 @@ static void check_tail(struct vstate *vs)
 	size_t i;
 
 	for (i = vs->next_ext; i < vs->next; i++)
+		if (vs->ext[i].st == NOTE_OK && vs->ext[i].size > vs->range.size &&
+		    vs->ext[i].given) {
+			vs->res->missing_first = vs->range.size;
+			vs->res->missing_last = vs->res->witnessed_max - 1;
+			vs_fail(vs, VERIFY_TRUNCATED, vs->range.size,
+				"%s covers %llu lines, the journal has %llu: witnessed seq "
+				"%llu..%llu are missing", vs->ext[i].what,
+				(unsigned long long)vs->ext[i].size,
+				(unsigned long long)vs->range.size,
+				(unsigned long long)vs->res->missing_first,
+				(unsigned long long)vs->res->missing_last);
+			return;
+		}
+	for (i = vs->next_ext; i < vs->next; i++)
 		if (vs->ext[i].st == NOTE_OK && vs->ext[i].size > vs->range.size) {
 			vs_fail(vs, VERIFY_TRUNCATED, vs->range.size,
 				"%s covers %llu lines, the journal has %llu", vs->ext[i].what,
@@ -282,6 +348,8 @@ int verify_journal(const struct verify_opts *o, struct verify_result *res)
 		vs_fail(&vs, VERIFY_TRUNCATED, 0, "no segment in %s", o->journal_dir);
 	else if (!(vs.failed && res->bad_seq == 0))
 		ret = vs_read_segments(&vs);
+	if (ret == 0)
+		witness_verdict(&vs);
 	if (ret == 0 && !vs.failed)
 		check_tail(&vs);
 	if (ret == 0 && !vs.failed && vs.unconfirmed)

@@ -24,6 +24,8 @@ enum verify_kind {
 	VERIFY_BAD_SIGNATURE,  /* a checkpoint's signature does not verify */
 	VERIFY_UNKNOWN_KEY,    /* a checkpoint is not signed by the given key */
 	VERIFY_REWRITTEN,      /* the chain holds but a checkpoint's root does not match */
+	VERIFY_ROLLED_BACK,    /* a witnessed checkpoint's lines were replaced: the journal
+				  was cut back below it and went on */
 };
 
 #define VERIFY_MSG_MAX 256
@@ -52,12 +54,18 @@ struct verify_result {
 	size_t n_gaps;             /* purged seq ranges bridged (the first few below) */
 	struct { uint64_t first, last; } gaps[VERIFY_GAPS_MAX];
 	char message[VERIFY_MSG_MAX];   /* human explanation, one line */
+	uint64_t witnessed;        /* witnessed checkpoints (given) that matched */
+	uint64_t witnessed_max;    /* the largest size a given checkpoint signs */
+	uint64_t missing_first, missing_last;   /* rolled_back/truncated against a given
+						   checkpoint: witnessed seqs not in this journal */
 };
 
 struct verify_opts {
 	const char *journal_dir;              /* holds the segments and `checkpoints` */
 	const struct note_verifier *key;      /* the trusted key */
 	const char *checkpoint_file;          /* external checkpoint note(s), or NULL */
+	const char *witness_file;             /* the witness's notes file, or NULL: like
+						 checkpoint_file (both are "witnessed") */
 	const struct verify_purged *purged;   /* tombstones, sorted by first_seq */
 	size_t n_purged;
 };

@@ -13,6 +13,7 @@ struct ext_cp {
 	uint8_t root[MERKLE_HASH_LEN];
 	enum note_status st;
 	const char *what;     /* "checkpoints file note", "--checkpoint note" */
+	bool given;           /* held elsewhere (--checkpoint, --witness): witnessed */
 };
 
 struct vstate {
@@ -22,6 +23,12 @@ struct vstate {
 	struct merkle_range range;          /* size == next expected seq */
 	uint8_t last_leaf[MERKLE_HASH_LEN]; /* the next line's expected prev */
 	uint64_t last_good;                 /* size of the last checkpoint that matched */
+	uint64_t witness_good;              /* size of the last given checkpoint that matched */
+	bool witness_bad;                   /* a given checkpoint signs other lines */
+	uint64_t witness_cut;               /* witness_good when the first one did */
+	uint64_t witness_bad_first;         /* the size of that first one */
+	uint64_t witness_bad_max;           /* the largest given size not in this journal */
+	bool loading_given;                 /* vs_load_external: notes being added are given */
 	uint64_t unconfirmed;               /* seq after a bridged purge no checkpoint has
 					       confirmed yet; 0 when none */
 	struct ext_cp *ext;                 /* sorted by size */

@@ -265,6 +265,9 @@ static int add_note(struct vstate *vs, const char *note, size_t len, const char 
 	vs->ext[vs->next].size = cp.size;
 	memcpy(vs->ext[vs->next].root, cp.root, MERKLE_HASH_LEN);
 	vs->ext[vs->next].st = st;
+	vs->ext[vs->next].given = vs->loading_given;
+	if (vs->loading_given && st == NOTE_OK && cp.size > vs->res->witnessed_max)
+		vs->res->witnessed_max = cp.size;
 	vs->ext[vs->next++].what = what;
 	return 0;
 }
@@ -356,8 +359,12 @@ int vs_load_external(struct vstate *vs)
 		return -ENOMEM;
 	ret = load_file(vs, path, "checkpoints file note", true);
 	free(path);
+	vs->loading_given = true;
 	if (ret == 0 && vs->o->checkpoint_file)
 		ret = load_file(vs, vs->o->checkpoint_file, "given checkpoint", false);
+	if (ret == 0 && vs->o->witness_file)
+		ret = load_file(vs, vs->o->witness_file, "witnessed checkpoint", false);
+	vs->loading_given = false;
 	if (ret == 0 && vs->next > 1)
 		qsort(vs->ext, vs->next, sizeof(*vs->ext), cmp_ext);
 	return ret;

@@ -224,4 +224,54 @@ int nft_rate_parse(const char *s, uint64_t *bytes_per_s);
  */
 int nft_render(const struct nft_options *o, enum nft_qimpl impl, FILE *out);
 
+/*
+ * Watching table inet sandgate for changes made by others (nft_watch.c,
+ * docs/nft-ruleset.md "Tamper watch"). One change kind, merged with its repeats.
+ */
+struct nft_change {
+	const char *op;           /* "add", "delete" (static strings) */
+	const char *object;       /* "table", "chain", "rule", "set", "element", "object", "flowtable" */
+	char name[64];            /* the chain of a rule, the set of elements, else its own name */
+	uint32_t count;
+};
+#define NFT_WATCH_CHANGES_MAX 32
+
+/* One commit to our table that the daemon did not make. */
+struct nft_tamper {
+	uint32_t gen_id;          /* the ruleset generation it created */
+	int32_t pid;              /* committing thread as the kernel names it (NFTA_GEN_PROC_PID); -1 unknown */
+	char comm[17];            /* its comm (NFTA_GEN_PROC_NAME); "" unknown */
+	uint32_t portid;          /* netlink port id of the committing socket */
+	struct nft_change changes[NFT_WATCH_CHANGES_MAX];
+	size_t n_changes;
+	uint64_t more;            /* changes of kinds beyond NFT_WATCH_CHANGES_MAX */
+	uint64_t total;           /* object notifications in the commit */
+	bool lost;                /* notifications were lost: what changed is unknown */
+};
+typedef void (*nft_tamper_fn)(void *ctx, const struct nft_tamper *t);
+
+struct nft_watch;
+
+/*
+ * A socket in the namespace netns (as nft_open) subscribed to nftables notifications.
+ * 0 or -errno. nft_watch_new: the same without a socket (for nft_watch_feed alone).
+ */
+int nft_watch_open(const char *netns, struct nft_watch **out);
+int nft_watch_new(struct nft_watch **out);
+void nft_watch_free(struct nft_watch *w);
+/* The socket to poll for input; -1 without one. */
+int nft_watch_fd(const struct nft_watch *w);
+/* Commits from this port id are the daemon's own (besides any of its threads). 0 or -ENOSPC. */
+int nft_watch_own_portid(struct nft_watch *w, uint32_t portid);
+/* The port id of h's socket, for nft_watch_own_portid. */
+uint32_t nft_handle_portid(const struct nft_handle *h);
+/*
+ * Reads every pending notification and calls fn once per foreign commit to our table,
+ * and once (t->lost) when the kernel dropped notifications. 0 or -errno.
+ */
+int nft_watch_read(struct nft_watch *w, nft_tamper_fn fn, void *ctx);
+/* Parses len bytes of notifications as nft_watch_read does (no I/O of its own). 0. */
+int nft_watch_feed(struct nft_watch *w, const void *buf, size_t len, nft_tamper_fn fn,
+		   void *ctx);
+
 #endif
