@@ -134,9 +134,10 @@ static void emit_lifecycle(struct daemon *d, const char *type, const char *reaso
 	event_str(e, "state_dir", d->cfg->state_dir);
 	event_str(e, "control", d->cfg->control_socket);
 	event_str(e, "reason", reason);
-	if (strcmp(type, "daemon.start") == 0)
+	if (strcmp(type, "daemon.start") == 0) {
 		daemon_audit_start_fields(d, e);   /* exec_source and why (docs/audit.md) */
 		previous_run_fields(d, e);
+	}
 	ret = event_emit(e);
 	if (ret)
 		log_errno(ret, "cannot record %s", type);
