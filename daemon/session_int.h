@@ -84,6 +84,22 @@ uint32_t sess_nft_mark(uint32_t id);
 int sess_nft_add(struct sessions *ss, struct session *s);
 int sess_nft_del(struct sessions *ss, struct session *s);
 
+/* ---- containment (daemon/session_contain.c, contain/contain.h) --------------------- */
+
+/* The capabilities s's contained commands keep. */
+uint64_t sess_keep(const struct session *s);
+/* Makes s's holder unless it has a live one. 0 or -errno with err. */
+int sess_holder_ensure(struct sessions *ss, struct session *s, char *err, size_t errlen);
+/* Kills s's holder (and so every process in its PID namespace), removes its cgroup. */
+void sess_holder_stop(struct sessions *ss, struct session *s);
+/* After a restart: finds s's holder in its cgroup. */
+void sess_holder_adopt(struct sessions *ss, struct session *s);
+/* 0 when pid is a contained member of s's namespaces; -EPERM/-errno with err. */
+int sess_contain_check(struct sessions *ss, struct session *s, pid_t pid, char *err,
+		       size_t errlen);
+/* Installs the control socket's session-ancestry test. 0 or -errno. */
+int sess_contain_init(struct sessions *ss);
+
 /* ---- verbs ------------------------------------------------------------------------ */
 
 /* Checks that args holds only the keys in allowed (NULL-terminated). 0 or -EINVAL. */

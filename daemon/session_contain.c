@@ -1,0 +1,230 @@
+/*
+ * Sessions' containment in the daemon (contain/contain.h, docs/threat-model.md): each
+ * session's holder (pid 1 of its namespaces) made at its first contained run, found
+ * again after a restart, killed at its end; the check a contained command passes before
+ * session.attach moves it in; and the control socket's test for session descendants.
+ *
+ * The holder lives in its own cgroup next to the session's (<parent>/.holder-ID, v2 and
+ * the v1 controllers): it is made inside the session's cgroups, so its cgroup namespace
+ * is rooted there, then moved out, so "populated 0" of the session still means that the
+ * session's own processes are gone and its memory limit does not count the holder.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "daemon/session_int.h"
+
+#define HOLDER_TIMEOUT_MS 5000
+#define HOLDER_KILL_MS 2000
+#define PIDNS_DEPTH 32
+
+static void holder_cgroup(const struct sessions *ss, const struct session *s, char *out,
+			  size_t len)
+{
+	snprintf(out, len, "%s/.holder-%s", ss->d->session_prefix, s->id);
+}
+
+uint64_t sess_keep(const struct session *s)
+{
+	return contain_keep_default() | s->cap_add;
+}
+
+struct attach_ctx {
+	struct sessions *ss;
+	const struct session *s;
+};
+
+static int attach_holder(void *ctx, pid_t pid)
+{
+	struct attach_ctx *a = ctx;
+
+	return cg_attach(&a->ss->cg, a->s->cgroup, a->s->v1_mask, pid);
+}
+
+/* The paths the holder needs, in bufs (kept alive by the caller through the spawn). */
+struct setup_bufs {
+	char cg1[3][512], exe[512], cli[560], sock[512];
+};
+
+static void add_cg1(struct contain_setup *su, struct setup_bufs *b, const struct cg_host *h,
+		    unsigned mask)
+{
+	static const struct { unsigned bit; const char *name; } ctl[] = {
+		{ CG_MEMORY, "memory" }, { CG_CPU, "cpu" }, { CG_PIDS, "pids" },
+	};
+	char path[512];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (!(mask & ctl[i].bit))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", h->v1root, ctl[i].name);
+		/* "cpu" is often a link to the "cpu,cpuacct" mount. */
+		if (!realpath(path, b->cg1[su->n_cg1]))
+			continue;
+		su->cg1_mounts[su->n_cg1] = b->cg1[su->n_cg1];
+		su->n_cg1++;
+	}
+}
+
+static void fill_setup(const struct sessions *ss, const struct session *s,
+		       struct contain_setup *su, struct setup_bufs *b)
+{
+	const struct daemon *d = ss->d;
+	ssize_t n;
+
+	memset(su, 0, sizeof(*su));
+	su->cg2_mount = ss->cg.v2root;
+	add_cg1(su, b, &ss->cg, s->v1_mask);
+	/* The journal, its keys and state, the session files; the control socket. */
+	su->hide[su->n_hide++] = d->cfg->state_dir;
+	su->hide[su->n_hide++] = d->cfg->control_socket;
+	if (d->opts.config_path)
+		su->hide[su->n_hide++] = d->opts.config_path;
+	n = readlink("/proc/self/exe", b->exe, sizeof(b->exe) - 1);
+	if (n > 0) {
+		b->exe[n] = '\0';
+		su->ro[su->n_ro++] = b->exe;
+		/* The CLI next to the daemon: root on the host runs it. */
+		snprintf(b->cli, sizeof(b->cli), "%.*s/sandgate",
+			 (int)(strrchr(b->exe, '/') ? strrchr(b->exe, '/') - b->exe : 0), b->exe);
+		su->ro[su->n_ro++] = b->cli;
+	}
+}
+
+/* Moves the holder out of the session's cgroups into its own. */
+static int holder_move_out(struct sessions *ss, struct session *s)
+{
+	static const struct session_limits none = { .memory = -1, .millicpus = -1,
+						    .pids = -1, .disk = -1, .timeout_s = -1,
+						    .net_rate = -1 };
+	char rel[600], err[256];
+	unsigned v1 = 0;
+	int ret;
+
+	holder_cgroup(ss, s, rel, sizeof(rel));
+	ret = cg_create(&ss->cg, rel, &none, &v1, err, sizeof(err));
+	if (ret == -EEXIST) {
+		v1 = ss->cg.v1_mask;
+		ret = 0;
+	}
+	if (ret == 0)
+		ret = cg_attach(&ss->cg, rel, v1 & s->v1_mask, s->holder.pid);
+	return ret;
+}
+
+int sess_holder_ensure(struct sessions *ss, struct session *s, char *err, size_t errlen)
+{
+	struct attach_ctx a = { ss, s };
+	struct contain_setup su;
+	struct setup_bufs *b;
+	int ret;
+
+	if (s->holder.pid > 0 && contain_holder_alive(&s->holder))
+		return 0;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	fill_setup(ss, s, &su, b);
+	ret = contain_holder_spawn(&su, attach_holder, &a, HOLDER_TIMEOUT_MS, &s->holder, err,
+				   errlen);
+	free(b);
+	if (ret) {
+		memset(&s->holder, 0, sizeof(s->holder));
+		return ret;
+	}
+	ret = holder_move_out(ss, s);
+	if (ret) {
+		snprintf(err, errlen, "session holder: cannot leave the session's cgroup: %s",
+			 strerror(-ret));
+		sess_holder_stop(ss, s);
+	}
+	return ret;
+}
+
+void sess_holder_stop(struct sessions *ss, struct session *s)
+{
+	char rel[600];
+	int ret = 0;
+
+	if (s->holder.pid > 0)
+		ret = contain_holder_kill(&s->holder, HOLDER_KILL_MS);
+	if (ret)
+		log_errno(ret, "session %s: holder %d not killed", s->id, (int)s->holder.pid);
+	memset(&s->holder, 0, sizeof(s->holder));
+	holder_cgroup(ss, s, rel, sizeof(rel));
+	cg_remove(&ss->cg, rel, ss->cg.v1_mask, false);
+}
+
+void sess_holder_adopt(struct sessions *ss, struct session *s)
+{
+	char rel[600];
+	pid_t *pids = NULL;
+	size_t n = 0;
+
+	holder_cgroup(ss, s, rel, sizeof(rel));
+	if (cg_pids(&ss->cg, rel, &pids, &n) == 0 && n == 1 &&
+	    contain_holder_read(pids[0], &s->holder) < 0)
+		memset(&s->holder, 0, sizeof(s->holder));
+	free(pids);
+	/* A terminated session keeps no holder; one left over is stopped. */
+	if (s->state == SESSION_TERMINATED)
+		sess_holder_stop(ss, s);
+}
+
+int sess_contain_check(struct sessions *ss, struct session *s, pid_t pid, char *err,
+		       size_t errlen)
+{
+	char why[200] = "";
+	int ret;
+
+	(void)ss;
+	if (s->holder.pid <= 0 || !contain_holder_alive(&s->holder)) {
+		snprintf(err, errlen, "session %s has no holder: run session.contain first", s->id);
+		return -EPERM;
+	}
+	ret = contain_verify(pid, &s->holder, sess_keep(s), why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "pid %d is not contained (%s): session %s runs commands "
+			 "contained unless created or run with --privileged", (int)pid, why, s->id);
+	return ret;
+}
+
+/* The control socket's test: is pid, or a namespace it lives in, a session's? */
+static int peer_check(void *ctx, pid_t pid, char *why, size_t len)
+{
+	struct sessions *ss = ctx;
+	uint64_t inos[PIDNS_DEPTH];
+	char id[SESSION_ID_MAX + 1] = "";
+	int n = contain_pidns_chain(pid, inos, PIDNS_DEPTH), i;
+	size_t j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < sessions_count(ss->reg); j++) {
+			const struct session *s = sessions_at(ss->reg, j);
+
+			if (s->holder.pid > 0 && s->holder.pidns == inos[i]) {
+				snprintf(why, len, "pid %d lives in session %s's pid namespace",
+					 (int)pid, s->id);
+				return -EACCES;
+			}
+		}
+	}
+	/* The fork tree the audit sensors followed: a descendant moved out still counts. */
+	if (pidcache_lookup(ss->pids, ss->d->session_prefix, pid, id, sizeof(id)) == 0 && id[0]) {
+		snprintf(why, len, "pid %d descends from session %s", (int)pid, id);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int sess_contain_init(struct sessions *ss)
+{
+	control_set_peer_check(ss->d->control, peer_check, ss);
+	return 0;
+}
