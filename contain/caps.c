@@ -172,3 +172,26 @@ int contain_cap_last(void)
 	v = n > 0 ? atoi(buf) : 40;
 	return v > 0 && v <= CONTAIN_CAP_MAX ? v : 40;
 }
+
+int contain_stat_ppid(const char *buf, size_t len, pid_t *ppid)
+{
+	const char *p = NULL, *end = buf + len;
+	size_t i;
+	long v = 0;
+
+	/* comm may hold anything, ")" included: the last one ends it. */
+	for (i = 0; i < len; i++)
+		if (buf[i] == ')')
+			p = buf + i;
+	if (!p || end - p < 5 || p[1] != ' ' || p[3] != ' ')
+		return -EINVAL;
+	for (p += 4; p < end && *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > 0x7fffffff)
+			return -EINVAL;
+	}
+	if (p == end || *p != ' ')
+		return -EINVAL;
+	*ppid = (pid_t)v;
+	return 0;
+}

@@ -60,6 +60,10 @@ int contain_parse_status(const char *buf, size_t len, struct contain_status *st)
 int contain_status_check(const struct contain_status *st, uint64_t keep, int cap_last,
 			 char *why, size_t len);
 
+/* The parent pid (field 4) from /proc/PID/stat bytes ("PID (COMM) S PPID ..."). 0 or
+ * -EINVAL. */
+int contain_stat_ppid(const char *buf, size_t len, pid_t *ppid);
+
 /* /proc/sys/kernel/cap_last_cap, or 40 when unreadable. */
 int contain_cap_last(void);
 

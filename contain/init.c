@@ -128,7 +128,9 @@ static int setup_proc(const char *null)
 	size_t i;
 	int ret = 0;
 
-	if (mount("proc", "/proc", "proc", NOSUID_NODEV_NOEXEC, NULL) < 0)
+	/* The host's /proc goes (nothing left below ours to uncover), ours comes. */
+	if ((umount2("/proc", MNT_DETACH) < 0 && errno != EINVAL) ||
+	    mount("proc", "/proc", "proc", NOSUID_NODEV_NOEXEC, NULL) < 0)
 		return -errno;
 	for (i = 0; ret == 0 && i < sizeof(ro) / sizeof(ro[0]); i++)
 		ret = ro_bind(ro[i]);
@@ -217,6 +219,7 @@ static int setup_dev(const int *nodes)
 	size_t i;
 	int fd;
 
+	/* On top of the host's /dev, not instead: the nodes are bound from it. */
 	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=64k") < 0)
 		return -errno;
 	for (i = 0; i < N_DEV; i++) {

@@ -10,6 +10,7 @@
  * session's own processes are gone and its memory limit does not count the holder.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #define HOLDER_TIMEOUT_MS 5000
 #define HOLDER_KILL_MS 2000
 #define PIDNS_DEPTH 32
+#define ANCESTRY_DEPTH 64
 
 static void holder_cgroup(const struct sessions *ss, const struct session *s, char *out,
 			  size_t len)
@@ -195,12 +197,56 @@ int sess_contain_check(struct sessions *ss, struct session *s, pid_t pid, char *
 	return ret;
 }
 
-/* The control socket's test: is pid, or a namespace it lives in, a session's? */
-static int peer_check(void *ctx, pid_t pid, char *why, size_t len)
+static int read_proc(pid_t pid, const char *file, char *buf, size_t len, size_t *got)
 {
-	struct sessions *ss = ctx;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	*got = (size_t)n;
+	return 0;
+}
+
+void sess_note_root(struct sessions *ss, const struct session *s, pid_t pid)
+{
+	struct attach_root *r = &ss->roots[ss->next_root++ % ATTACH_ROOTS];
+
+	r->pid = pid;
+	if (proc_starttime(pid, &r->start) < 0)
+		r->pid = 0;
+	snprintf(r->sid, sizeof(r->sid), "%s", s->id);
+}
+
+/* The session whose attached process pid (still the same process) is, or NULL. */
+static const char *root_session(struct sessions *ss, pid_t pid)
+{
+	uint64_t start = 0;
+	bool have = false;
+	size_t i;
+
+	for (i = 0; i < ATTACH_ROOTS; i++) {
+		if (ss->roots[i].pid != pid)
+			continue;
+		if (!have && proc_starttime(pid, &start) < 0)
+			return NULL;
+		have = true;
+		if (ss->roots[i].start == start)
+			return ss->roots[i].sid;
+	}
+	return NULL;
+}
+
+static const struct session *session_of_pidns(struct sessions *ss, pid_t pid)
+{
 	uint64_t inos[PIDNS_DEPTH];
-	char id[SESSION_ID_MAX + 1] = "";
 	int n = contain_pidns_chain(pid, inos, PIDNS_DEPTH), i;
 	size_t j;
 
@@ -208,17 +254,52 @@ static int peer_check(void *ctx, pid_t pid, char *why, size_t len)
 		for (j = 0; j < sessions_count(ss->reg); j++) {
 			const struct session *s = sessions_at(ss->reg, j);
 
-			if (s->holder.pid > 0 && s->holder.pidns == inos[i]) {
-				snprintf(why, len, "pid %d lives in session %s's pid namespace",
-					 (int)pid, s->id);
-				return -EACCES;
-			}
+			if (s->holder.pid > 0 && s->holder.pidns == inos[i])
+				return s;
 		}
 	}
-	/* The fork tree the audit sensors followed: a descendant moved out still counts. */
-	if (pidcache_lookup(ss->pids, ss->d->session_prefix, pid, id, sizeof(id)) == 0 && id[0]) {
-		snprintf(why, len, "pid %d descends from session %s", (int)pid, id);
+	return NULL;
+}
+
+/*
+ * The control socket's test: is pid in a session's PID namespace (or one below it), or
+ * is it or one of its ancestors a process session.attach moved into a session, or is an
+ * ancestor still in a session's cgroup? A contained command cannot leave its PID
+ * namespace; a privileged one that moved itself out of its cgroup is still known by its
+ * fork tree (unless it re-parented itself to init first: docs/threat-model.md).
+ */
+static int peer_check(void *ctx, pid_t pid, char *why, size_t len)
+{
+	struct sessions *ss = ctx;
+	const struct session *s = session_of_pidns(ss, pid);
+	char buf[4096];
+	size_t got = 0;
+	const char *sid;
+	pid_t p = pid, parent;
+	int depth;
+
+	if (s) {
+		snprintf(why, len, "pid %d lives in session %s's pid namespace", (int)pid, s->id);
 		return -EACCES;
+	}
+	for (depth = 0; p > 1 && depth < ANCESTRY_DEPTH; depth++) {
+		sid = root_session(ss, p);
+		if (sid) {
+			snprintf(why, len, "pid %d descends from pid %d, run in session %s", (int)pid,
+				 (int)p, sid);
+			return -EACCES;
+		}
+		if (read_proc(p, "stat", buf, sizeof(buf), &got) < 0 ||
+		    contain_stat_ppid(buf, got, &parent) < 0)
+			break;
+		p = parent;
+		if (p <= 1 || read_proc(p, "cgroup", buf, sizeof(buf), &got) < 0)
+			break;
+		if (control_peer_in_session(buf, got, ss->d->session_prefix) < 0) {
+			snprintf(why, len, "pid %d descends from pid %d, inside a session cgroup",
+				 (int)pid, (int)p);
+			return -EACCES;
+		}
 	}
 	return 0;
 }

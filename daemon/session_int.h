@@ -16,7 +16,18 @@
 #define SESSION_FREEZE_MS 5000
 #define SESSION_KILL_WAIT_MS 5000
 
+/* A process session.attach moved in (its fork tree's root), for the control socket's
+ * ancestry test: a descendant that moved out is still known by its ancestor. */
+struct attach_root {
+	pid_t pid;
+	uint64_t start;
+	char sid[SESSION_ID_MAX + 1];
+};
+#define ATTACH_ROOTS 256
+
 struct sessions {
+	struct attach_root roots[ATTACH_ROOTS];   /* a ring: the latest attaches */
+	size_t next_root;
 	struct daemon *d;
 	struct session_reg *reg;
 	struct cg_host cg;
@@ -97,6 +108,8 @@ void sess_holder_adopt(struct sessions *ss, struct session *s);
 /* 0 when pid is a contained member of s's namespaces; -EPERM/-errno with err. */
 int sess_contain_check(struct sessions *ss, struct session *s, pid_t pid, char *err,
 		       size_t errlen);
+/* Remembers pid (just attached to s) as the root of a fork tree of s. */
+void sess_note_root(struct sessions *ss, const struct session *s, pid_t pid);
 /* Installs the control socket's session-ancestry test. 0 or -errno. */
 int sess_contain_init(struct sessions *ss);
 

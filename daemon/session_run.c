@@ -105,6 +105,7 @@ static int verb_attach(void *ctx, const struct control_peer *peer,
 	}
 	/* The root of this command's fork tree for the audit sensors, before it execs. */
 	daemon_audit_attached(ss->d, peer->pid, s->id);
+	sess_note_root(ss, s, peer->pid);
 	s->populated = true;
 	s->end_due_ms = 0;
 	if (!s->attached) {

@@ -14,7 +14,8 @@ remove_cgroups() {
 	sleep 0.2
 	for h in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
 		[ -d "$h/$SG_PARENT" ] || continue
-		for d in "$h/$SG_PARENT"/*/; do [ -d "$d" ] && rmdir "$d"; done
+		# .holder-ID: a session's holder (pid 1 of its namespaces) lives there.
+		for d in "$h/$SG_PARENT"/*/ "$h/$SG_PARENT"/.holder-*/; do [ -d "$d" ] && rmdir "$d"; done
 		rmdir "$h/$SG_PARENT"
 	done
 }
