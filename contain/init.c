@@ -106,8 +106,9 @@ static int hide(const char *path, const char *null)
 {
 	struct stat st;
 
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
+	/* Followed: mount(2) covers what a link points to (/var/run -> /run). */
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	if (S_ISDIR(st.st_mode)) {
 		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | NOSUID_NODEV_NOEXEC,
 			  "mode=000,size=4k") < 0)

@@ -74,10 +74,21 @@ static void add_cg1(struct contain_setup *su, struct setup_bufs *b, const struct
 	}
 }
 
+/*
+ * Sockets through which root reaches past any namespace: systemd's private socket and the
+ * system bus (systemd-run starts a unit outside the session), container engines (a
+ * privileged container), udev's control socket. Covered when present.
+ */
+static const char *const host_sockets[] = {
+	"/run/systemd/private", "/run/dbus/system_bus_socket", "/run/docker.sock",
+	"/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/udev/control",
+};
+
 static void fill_setup(const struct sessions *ss, const struct session *s,
 		       struct contain_setup *su, struct setup_bufs *b)
 {
 	const struct daemon *d = ss->d;
+	size_t i;
 	ssize_t n;
 
 	memset(su, 0, sizeof(*su));
@@ -88,6 +99,8 @@ static void fill_setup(const struct sessions *ss, const struct session *s,
 	su->hide[su->n_hide++] = d->cfg->control_socket;
 	if (d->opts.config_path)
 		su->hide[su->n_hide++] = d->opts.config_path;
+	for (i = 0; i < sizeof(host_sockets) / sizeof(host_sockets[0]); i++)
+		su->hide[su->n_hide++] = host_sockets[i];
 	n = readlink("/proc/self/exe", b->exe, sizeof(b->exe) - 1);
 	if (n > 0) {
 		b->exe[n] = '\0';

@@ -12,6 +12,7 @@
 #include "journal/event.h"
 
 #define SESSION_END_GRACE_MS 500    /* wait for a `run` exit report after populated 0 */
+#define SESSION_CONTAIN_GRACE_MS 5000   /* a run that asked session.contain: its attach */
 #define SESSION_TICK_MS 100
 #define SESSION_FREEZE_MS 5000
 #define SESSION_KILL_WAIT_MS 5000

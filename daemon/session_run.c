@@ -58,6 +58,10 @@ static int verb_contain(void *ctx, const struct control_peer *peer,
 	}
 	if (!s->privileged && (ret = sess_holder_ensure(ss, s, err, errlen)) < 0)
 		return ret;
+	/* A run is under way: an end pending since the last command exited waits for its
+	 * attach (which cancels it), as the grace meant to; without one it still comes. */
+	if (s->end_due_ms)
+		s->end_due_ms = time_mono_ms() + SESSION_CONTAIN_GRACE_MS;
 	*result = s->privileged
 		? json_pack("{s:s,s:b}", "id", s->id, "privileged", 1)
 		: json_pack("{s:s,s:b,s:i,s:I,s:I}", "id", s->id, "privileged", 0, "holder_pid",
