@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,6 +137,7 @@ static int contain(int fd, const struct ropts *o, bool *privileged, char *err, s
 {
 	json_t *args = json_pack("{s:s}", "id", o->session), *res = NULL;
 	json_int_t holder, start, keep;
+	struct stat net;
 	int ret;
 
 	*privileged = o->privileged;
@@ -153,9 +155,13 @@ static int contain(int fd, const struct ropts *o, bool *privileged, char *err, s
 		goto out;
 	if (!getcwd(start_dir, sizeof(start_dir)))
 		start_dir[0] = '\0';
+	if (stat("/proc/self/ns/net", &net) < 0)
+		net.st_ino = 0;
 	ret = contain_enter((pid_t)holder, (uint64_t)start);
 	if (ret)
 		snprintf(err, len, "cannot join the session's namespaces: %s", strerror(-ret));
+	if (ret == 0 && net.st_ino && (ret = contain_netns_etc(net.st_ino, net.st_dev)) < 0)
+		snprintf(err, len, "cannot bind /etc/netns files: %s", strerror(-ret));
 	if (ret == 0 && (ret = contain_drop_self((uint64_t)keep)) < 0)
 		snprintf(err, len, "cannot drop privileges: %s", strerror(-ret));
 out:

@@ -77,6 +77,14 @@ int contain_cap_last(void);
  */
 int contain_enter(pid_t holder, uint64_t start);
 /*
+ * `ip netns exec NAME` bind-mounts the files of /etc/netns/NAME over /etc for what it runs; joining
+ * the session's mount namespace loses that. Called after contain_enter, with the inode
+ * and device of the caller's network namespace (read before): when it has a name under
+ * /run/netns, binds the same files in the session's mount namespace (once: a file
+ * already bound is left alone). 0 (also when there is nothing to bind) or -errno.
+ */
+int contain_netns_etc(ino_t ino, dev_t dev);
+/*
  * Drops every capability outside keep from the bounding, ambient, inheritable,
  * permitted and effective sets, sets RLIMIT_RTPRIO and RLIMIT_NICE to 0 (hard too) and
  * no_new_privs. 0 or -errno.

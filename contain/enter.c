@@ -5,13 +5,16 @@
  */
 #include "contain/contain.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +40,60 @@ int contain_enter(pid_t holder, uint64_t start)
 	close(fd);
 	if (ret == 0 && chdir("/") < 0)
 		ret = -errno;
+	return ret;
+}
+
+/* The name under /run/netns of the network namespace with inode ino, into name. */
+static int netns_name(ino_t ino, dev_t dev, char *name, size_t len)
+{
+	DIR *d = opendir("/run/netns");
+	struct dirent *e;
+	struct stat st;
+	char path[300];
+	int ret = -ENOENT;
+
+	if (!d)
+		return -errno;
+	while (ret == -ENOENT && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
+		if (stat(path, &st) == 0 && st.st_ino == ino && st.st_dev == dev) {
+			snprintf(name, len, "%s", e->d_name);
+			ret = 0;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int contain_netns_etc(ino_t ino, dev_t dev)
+{
+	char name[256], dir[300], src[600], dst[600];
+	struct stat a, b;
+	struct dirent *e;
+	DIR *d;
+	int ret = netns_name(ino, dev, name, sizeof(name));
+
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	snprintf(dir, sizeof(dir), "/etc/netns/%s", name);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (ret == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(src, sizeof(src), "%s/%s", dir, e->d_name);
+		snprintf(dst, sizeof(dst), "/etc/%s", e->d_name);
+		/* Already there (an earlier run of the session): not stacked again. */
+		if (stat(src, &a) < 0 || stat(dst, &b) < 0 ||
+		    (a.st_ino == b.st_ino && a.st_dev == b.st_dev))
+			continue;
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			ret = -errno;
+	}
+	closedir(d);
 	return ret;
 }
 

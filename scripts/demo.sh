@@ -102,14 +102,11 @@ say "a session: its own cgroup with limits (memory 256M, 64 pids), workdir $W"
 "$BIN/sandgate" run --session "$SID" -- sleep 600 &
 
 say "the agent runs commands inside it (sandgate run): a file, a DNS lookup, an HTTP fetch"
-# Contained (docs/threat-model.md), a command sees the session's own mount namespace, not
-# the /etc/netns/$GW/resolv.conf `ip netns exec` mounts: it names the lab resolver itself.
 ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
-	'echo "hello from pid $$ in $(tail -n1 /proc/self/cgroup) of the session"; echo data > notes.txt
-	 a=$(dig +short @198.18.1.2 web.test); echo "$a"; curl -s --resolve "web.test:80:$a" http://web.test/'
+	'echo "hello from $(tail -n1 /proc/self/cgroup)"; echo data > notes.txt; dig +short web.test; curl -s http://web.test/'
 say "and two the policy blocks: a name not allowed (the gateway answers REFUSED), an address nobody resolved (reset)"
 ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
-	'dig +time=2 +tries=1 @198.18.1.2 exfil.example | grep -o "status: [A-Z]*"; curl -sS --max-time 3 http://198.18.1.9/ || true'
+	'dig +time=2 +tries=1 exfil.example | grep -o "status: [A-Z]*"; curl -sS --max-time 3 http://198.18.1.9/ || true'
 say "and a download-and-run pipeline (base64 -d | sh): detection pairs the pipe and alerts"
 ip netns exec $GW "$BIN/sandgate" run --session "$SID" --cwd "$W" -- sh -c \
 	'echo ZWNobyBoZWxsbyBmcm9tIGEgcGlwZQo= | base64 -d | sh'

