@@ -16,6 +16,7 @@ enum holder_step {
 	HOLDER_STEP_MASKS,
 	HOLDER_STEP_DUMPABLE,
 	HOLDER_STEP_READY,         /* not a failure: set up */
+	HOLDER_STEP_HOSTNS,
 };
 
 struct holder_msg {
@@ -27,6 +28,7 @@ struct holder_msg {
 /* What the forked child needs, prepared before fork (it may not allocate). */
 struct holder_args {
 	const struct contain_setup *setup;
+	int host_mnt;              /* pid 1's mount namespace when it is not ours, or -1 */
 	char cg1_opts[8][128];     /* mount options of each v1 hierarchy */
 };
 

@@ -29,6 +29,7 @@ static const char *const step_names[] = {
 	[HOLDER_STEP_PROC] = "/proc", [HOLDER_STEP_SYS] = "/sys and the cgroup tree",
 	[HOLDER_STEP_DEV] = "/dev", [HOLDER_STEP_MASKS] = "masking the daemon's files",
 	[HOLDER_STEP_DUMPABLE] = "dumpable", [HOLDER_STEP_READY] = "ready",
+	[HOLDER_STEP_HOSTNS] = "joining pid 1's mount namespace",
 };
 
 /* The super options of the cgroup v1 mount at path ("rw,cpu,cpuacct" -> "cpu,cpuacct"). */
@@ -55,6 +56,22 @@ static int cg1_options(const char *path, char *out, size_t len)
 	}
 	fclose(f);
 	return ret;
+}
+
+/* pid 1's mount namespace when the daemon runs in another one (a systemd unit with
+ * ProtectSystem= has its own), else -1: sessions see the host, not the daemon's view. */
+static int host_mntns(void)
+{
+	struct stat a, b;
+	int fd = open("/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &a) < 0 || stat("/proc/self/ns/mnt", &b) < 0 || a.st_ino == b.st_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int recv_msg(int sock, int timeout_ms, struct holder_msg *m)
@@ -87,7 +104,7 @@ static int await_step(int sock, int timeout_ms, int want, struct holder_msg *m, 
 	if (m->step == want)
 		return 0;
 	snprintf(err, errlen, "session holder: %s failed: %s",
-		 m->step > 0 && m->step <= HOLDER_STEP_READY ? step_names[m->step] : "a step",
+		 m->step > 0 && m->step <= HOLDER_STEP_HOSTNS ? step_names[m->step] : "a step",
 		 strerror(m->err));
 	return m->err > 0 ? -m->err : -EPROTO;
 }
@@ -154,7 +171,10 @@ int contain_holder_spawn(const struct contain_setup *setup,
 	}
 	if (ret == 0) {
 		a->setup = setup;
+		a->host_mnt = host_mntns();
 		ret = run_child(a, attach_fn, ctx, timeout_ms, &init, err, errlen);
+		if (a->host_mnt >= 0)
+			close(a->host_mnt);
 	}
 	if (ret == 0 && (ret = contain_holder_read(init, out)) < 0) {
 		snprintf(err, errlen, "session holder %d: %s", (int)init, strerror(-ret));

@@ -344,6 +344,13 @@ void holder_child(const struct holder_args *a, int sock)
 		signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (a->host_mnt >= 0) {
+		/* The host's view, not the daemon's own (systemd's ProtectSystem, PrivateTmp). */
+		if (setns(a->host_mnt, CLONE_NEWNS) < 0) {
+			report(sock, HOLDER_STEP_HOSTNS, errno, 0);
+			_exit(1);
+		}
+	}
 	close_from(sock);
 	if (read(sock, &go, 1) != 1)
 		_exit(1);
