@@ -9,8 +9,9 @@
  * its SO_PEERCRED pid. From then on the child is inside the session (its network
  * attribution, its limits, and no access to the control socket); it forks CMD into the
  * session's PID namespace, which changes directory and user and execs CMD with the
- * terminal's stdin/stdout/stderr untouched, so interactive commands work. The parent
- * stays outside, waits, reports the exit status (session.report_exit) for the
+ * terminal's stdin/stdout/stderr untouched, so interactive commands work, and leaves:
+ * the parent, a child subreaper, inherits CMD. The parent stays outside, waits, reports
+ * the exit status (session.report_exit) for the
  * session.terminate event, and exits with CMD's status (128+N when killed by signal N;
  * 125 when sandgate itself could not start CMD). --privileged (or a session created so)
  * skips containment: CMD runs in the session's cgroups only, with every capability.
@@ -43,7 +44,6 @@ struct ropts {
 	bool privileged;
 };
 
-static pid_t cmd_pid;   /* the command, for the contained child's signal relay */
 static char start_dir[4096];   /* our cwd, by path: joining a mount namespace resets it */
 
 static void usage(FILE *f)
@@ -190,41 +190,25 @@ static void __attribute__((noreturn)) exec_cmd(const struct ropts *o, char **cmd
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-static void relay(int sig)
-{
-	if (cmd_pid > 0)
-		kill(cmd_pid, sig);
-}
-
 /* The contained child stays outside the PID namespace (setns moves only its children):
- * it forks CMD in, relays SIGTERM/SIGHUP, and ends as CMD ended. */
+ * it forks CMD in, tells the parent CMD's pid and leaves; the parent, a child subreaper,
+ * inherits CMD and waits for it. The session's cgroup then holds CMD alone, as before. */
 static void __attribute__((noreturn)) run_inside(const struct ropts *o, char **cmd,
-						 const char *workdir)
+						 const char *workdir, int okfd)
 {
-	static const struct rlimit nocore = { 0, 0 };
-	int status = 0;
+	pid_t pid = fork();
 
-	cmd_pid = fork();
-	if (cmd_pid < 0) {
+	if (pid < 0) {
 		fprintf(stderr, "sandgate run: fork: %s\n", strerror(errno));
 		_exit(RUN_FAILED);
 	}
-	if (cmd_pid == 0)
+	if (pid == 0) {
+		close(okfd);
 		exec_cmd(o, cmd, workdir);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGTERM, relay);
-	signal(SIGHUP, relay);
-	while (waitpid(cmd_pid, &status, 0) < 0)
-		if (errno != EINTR)
-			_exit(RUN_FAILED);
-	if (WIFEXITED(status))
-		_exit(WEXITSTATUS(status));
-	/* Die the same way, without a core of our own. */
-	setrlimit(RLIMIT_CORE, &nocore);
-	signal(WTERMSIG(status), SIG_DFL);
-	kill(getpid(), WTERMSIG(status));
-	_exit(128 + WTERMSIG(status));
+	}
+	if (write(okfd, &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
+		kill(pid, SIGKILL);
+	_exit(0);
 }
 
 static void child(const struct ropts *o, char **cmd, int okfd)
@@ -232,6 +216,7 @@ static void child(const struct ropts *o, char **cmd, int okfd)
 	const char *workdir = NULL;
 	bool privileged = false;
 	char err[1024];
+	pid_t mypid;
 	int fd;
 
 	signal(SIGINT, SIG_DFL);
@@ -244,13 +229,14 @@ static void child(const struct ropts *o, char **cmd, int okfd)
 		_exit(RUN_FAILED);
 	}
 	close(fd);
-	/* Tell the parent we are in the session, so it reports our exit status. */
-	if (write(okfd, "1", 1) != 1)
+	if (!privileged)
+		run_inside(o, cmd, workdir, okfd);
+	/* Tell the parent we are in the session (and CMD is us), so it reports our status. */
+	mypid = getpid();
+	if (write(okfd, &mypid, sizeof(mypid)) != (ssize_t)sizeof(mypid))
 		_exit(RUN_FAILED);
 	close(okfd);
-	if (privileged)
-		exec_cmd(o, cmd, workdir);
-	run_inside(o, cmd, workdir);
+	exec_cmd(o, cmd, workdir);
 }
 
 static void report(const struct ropts *o, pid_t pid, int status)
@@ -284,8 +270,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct ropts o = { 0 };
 	int ret = parse(argc, argv, &o), status = 0, okp[2];
-	char ok = 0;
-	pid_t pid;
+	pid_t pid, cmd = 0;
 
 	if (ret)
 		return ret == 1 ? 0 : 2;
@@ -296,6 +281,8 @@ int cmd_run(int argc, char **argv)
 	/* Like system(): the terminal's ^C is for CMD; we wait for it to act on it. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	/* A contained CMD is our grandchild: it becomes our child when the child leaves. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0)
@@ -305,12 +292,15 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "sandgate run: fork: %s\n", strerror(errno));
 		return RUN_FAILED;
 	}
-	if (read(okp[0], &ok, 1) != 1)
-		ok = 0;
+	if (read(okp[0], &cmd, sizeof(cmd)) != (ssize_t)sizeof(cmd))
+		cmd = 0;
 	close(okp[0]);
 	if (wait_child(pid, &status) < 0)
 		return RUN_FAILED;
-	if (ok)
-		report(&o, pid, status);
+	/* The child left CMD to us: its status is CMD's. */
+	if (cmd > 0 && cmd != pid && wait_child(cmd, &status) < 0)
+		return RUN_FAILED;
+	if (cmd > 0)
+		report(&o, cmd, status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
