@@ -315,6 +315,8 @@ static void __attribute__((noreturn)) init_main(const struct holder_args *a, int
 
 	if (chdir("/") < 0)
 		_exit(1);
+	/* ps shows the daemon's argv (no exec); the name at least says what this is. */
+	prctl(PR_SET_NAME, "sandgate-init", 0, 0, 0);
 	ret = setup_all(a, &step);
 	if (ret) {
 		report(sock, step, -ret, 0);
