@@ -158,7 +158,10 @@ static int contain(int fd, const struct ropts *o, bool *privileged, char *err, s
 	if (stat("/proc/self/ns/net", &net) < 0)
 		net.st_ino = 0;
 	ret = contain_enter((pid_t)holder, (uint64_t)start);
-	if (ret)
+	if (ret == -EPERM && geteuid() != 0)
+		snprintf(err, len, "cannot join the session's namespaces: a contained run is "
+			 "started by root (--uid drops to another user), or run with --privileged");
+	else if (ret)
 		snprintf(err, len, "cannot join the session's namespaces: %s", strerror(-ret));
 	if (ret == 0 && net.st_ino && (ret = contain_netns_etc(net.st_ino, net.st_dev)) < 0)
 		snprintf(err, len, "cannot bind /etc/netns files: %s", strerror(-ret));
