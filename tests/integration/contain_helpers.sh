@@ -16,8 +16,9 @@ bg_inside() {
 	timeout 60 "$BIN/sandgate" run --control "$SG_SOCK" --session "$1" -- sh -c "$2" \
 		>"$T_TMP/bg.out" 2>&1 &
 }
-# 125: sandgate itself could not start the command; that is not the attempt failing.
-failed_no_ok() { [ "$1" -ne 0 ] && [ "$1" -ne 125 ] && ! grep -q "^OK" <<<"$2"; }
+# 124-127: timeout, or sandgate itself could not start the command (125), or it could
+# not be exec'd: that is not the attempt failing.
+failed_no_ok() { [ "$1" -ne 0 ] && { [ "$1" -lt 124 ] || [ "$1" -gt 127 ]; } && ! grep -q "^OK" <<<"$2"; }
 lacks() { ! grep -q -- "$1" <<<"$2"; }
 # denied DESCRIPTION: the last inside() failed (non-zero) and did not print "OK".
 denied() { check "$1 (rc $RC: $(head -c 120 <<<"$OUT" | tr '\n' ' '))" failed_no_ok "$RC" "$OUT"; }
