@@ -138,7 +138,7 @@ static int contain(int fd, const struct ropts *o, bool *privileged, char *err, s
 	json_t *args = json_pack("{s:s}", "id", o->session), *res = NULL;
 	json_int_t holder, start, keep;
 	struct stat net;
-	int ret;
+	int ret = 0;
 
 	*privileged = o->privileged;
 	if (o->privileged)
