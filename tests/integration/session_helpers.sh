@@ -15,7 +15,10 @@ remove_cgroups() {
 	for h in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
 		[ -d "$h/$SG_PARENT" ] || continue
 		# .holder-ID: a session's holder (pid 1 of its namespaces) lives there.
-		for d in "$h/$SG_PARENT"/*/ "$h/$SG_PARENT"/.holder-*/; do [ -d "$d" ] && rmdir "$d"; done
+		# A killed holder takes a moment to leave its cgroup: rmdir is retried.
+		for d in "$h/$SG_PARENT"/*/ "$h/$SG_PARENT"/.holder-*/; do
+			for _ in 1 2 3 4 5 6 7 8 9 10; do [ -d "$d" ] && ! rmdir "$d" 2>/dev/null || break; sleep 0.2; done
+		done
 		rmdir "$h/$SG_PARENT"
 	done
 }
