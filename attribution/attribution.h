@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "contain/contain.h"
+
 #define SESSION_ID_MAX 64          /* bytes of [A-Za-z0-9._-], not starting with '.' */
 #define SESSION_MARK_MAX 0xFFFFFu  /* marks 1..SESSION_MARK_MAX (nft/nft.h id field) */
 #define SESSION_IFACES_MAX 16
@@ -223,6 +225,8 @@ struct session {
 	bool attached;             /* a process was moved in: "populated 0" now ends it */
 	bool end_when_empty;       /* "populated 0" after a process ends it (else only
 				    * terminate, timeout or a limit do) */
+	bool privileged;           /* --privileged: its commands run without containment */
+	uint64_t cap_add;          /* capabilities kept beyond contain_keep_default() */
 	/* Runtime only, not persisted. */
 	int wd;                    /* inotify watch on cgroup.events, -1 */
 	bool populated;
@@ -232,6 +236,7 @@ struct session {
 	uint64_t oom_base;         /* OOM kills counted at create/adopt */
 	struct snapshot *snap;     /* taken at pause */
 	bool nft_wanted;           /* its map elements belong in the ruleset */
+	struct contain_holder holder;   /* pid 1 of its namespaces; pid 0: none yet */
 };
 
 struct session_reg;
@@ -272,6 +277,8 @@ int sessions_load(struct session_reg *r, size_t *bad);
 
 /* s as the JSON object `session show` prints and the registry file holds. */
 json_t *session_to_json(const struct session *s);
+/* s's "containment" object: {mode, privileged, cap_add: [names]}. */
+json_t *session_containment_json(const struct session *s);
 /* Parses a registry file's object (untrusted: checked). 0, -EINVAL, -ENOMEM. */
 int session_from_json(const json_t *o, struct session **out);
 

@@ -37,6 +37,41 @@ static json_t *limits_json(const struct session_limits *l)
 			 int_or_null(l->net_rate));
 }
 
+json_t *session_containment_json(const struct session *s)
+{
+	json_t *caps = json_array();
+	int cap;
+
+	for (cap = 0; caps && cap <= CONTAIN_CAP_MAX; cap++)
+		if ((s->cap_add >> cap & 1) && contain_cap_name(cap))
+			json_array_append_new(caps, json_string(contain_cap_name(cap)));
+	return json_pack("{s:s,s:b,s:o}", "mode", s->privileged ? "privileged" : "contained",
+			 "privileged", s->privileged, "cap_add", caps ? caps : json_array());
+}
+
+/* "containment": {"privileged": b, "cap_add": [names]}; absent in files before it. */
+static int parse_containment(const json_t *o, struct session *s)
+{
+	const json_t *c = json_object_get(o, "containment"), *caps, *v;
+	size_t i;
+	int cap;
+
+	if (!c || json_is_null(c))
+		return 0;
+	if (!json_is_object(c))
+		return -EINVAL;
+	s->privileged = json_is_true(json_object_get(c, "privileged"));
+	caps = json_object_get(c, "cap_add");
+	if (caps && !json_is_array(caps))
+		return -EINVAL;
+	json_array_foreach(caps, i, v) {
+		if (!json_is_string(v) || contain_cap_parse(json_string_value(v), &cap) < 0)
+			return -EINVAL;
+		s->cap_add |= 1ULL << cap;
+	}
+	return 0;
+}
+
 json_t *session_to_json(const struct session *s)
 {
 	json_t *ifs = json_array(), *o;
@@ -62,7 +97,8 @@ json_t *session_to_json(const struct session *s)
 	    json_object_set_new(o, "ended_us", int_or_null(s->ended_us)) ||
 	    json_object_set_new(o, "end_reason", str_or_null(s->end_reason)) ||
 	    json_object_set_new(o, "exit_status",
-				s->exit_status >= 0 ? json_integer(s->exit_status) : json_null())) {
+				s->exit_status >= 0 ? json_integer(s->exit_status) : json_null()) ||
+	    json_object_set_new(o, "containment", session_containment_json(s))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -192,6 +228,8 @@ int session_from_json(const json_t *o, struct session **out)
 		ret = opt_str(o, "workdir", &s->workdir);
 	if (ret == 0)
 		ret = opt_str(o, "end_reason", &s->end_reason);
+	if (ret == 0)
+		ret = parse_containment(o, s);
 	if (ret) {
 		session_free(s);
 		return ret;

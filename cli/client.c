@@ -106,24 +106,25 @@ static int send_request(int fd, const char *verb, json_t *args, const char *acto
 	return ret;
 }
 
-int client_call(const char *socket_path, const char *verb, json_t *args, const char *actor,
-		json_t **result, char *err, size_t errlen)
+int client_open(const char *socket_path, char *err, size_t errlen)
+{
+	return client_connect(socket_path, err, errlen);
+}
+
+int client_call_fd(int fd, const char *verb, json_t *args, const char *actor,
+		   json_t **result, char *err, size_t errlen)
 {
 	json_t *reply = NULL, *ok, *msg;
-	int fd, ret;
+	int ret;
 
-	fd = client_connect(socket_path, err, errlen);
-	if (fd < 0)
-		return fd;
 	ret = send_request(fd, verb, args, actor);
 	/* Even when sending failed, a refusal may be waiting to be read. */
 	if (read_reply(fd, &reply, err, errlen) == 0)
 		ret = 0;
 	else if (ret)
-		snprintf(err, errlen, "cannot send to %s: %s", socket_path, strerror(-ret));
+		snprintf(err, errlen, "cannot send to the daemon: %s", strerror(-ret));
 	else
 		ret = -ECONNRESET;
-	close(fd);
 	if (ret)
 		return ret;
 	ok = json_object_get(reply, "ok");
@@ -137,4 +138,16 @@ int client_call(const char *socket_path, const char *verb, json_t *args, const c
 	*result = json_incref(json_object_get(reply, "result"));
 	json_decref(reply);
 	return 0;
+}
+
+int client_call(const char *socket_path, const char *verb, json_t *args, const char *actor,
+		json_t **result, char *err, size_t errlen)
+{
+	int fd = client_connect(socket_path, err, errlen), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = client_call_fd(fd, verb, args, actor, result, err, errlen);
+	close(fd);
+	return ret;
 }

@@ -18,4 +18,10 @@ const char *client_socket_path(const char *override);
 int client_call(const char *socket_path, const char *verb, json_t *args, const char *actor,
 		json_t **result, char *err, size_t errlen);
 
+/* A connection kept open for several calls (`run` keeps it across setns). fd or -errno. */
+int client_open(const char *socket_path, char *err, size_t errlen);
+/* client_call on an open connection (the daemon answers requests in order). */
+int client_call_fd(int fd, const char *verb, json_t *args, const char *actor,
+		   json_t **result, char *err, size_t errlen);
+
 #endif

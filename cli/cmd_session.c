@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "contain/contain.h"
 #include "nft/nft.h"
 
 static const char usage_text[] =
@@ -22,6 +23,8 @@ static const char usage_text[] =
 	"           bit kbit mbit gbit, bytes kbytes mbytes gbytes; both directions)\n"
 	"           [--end-when-empty]  (end the session when its last process exits;\n"
 	"           by default it runs until terminate, its timeout or a limit ends it)\n"
+	"           [--privileged | --cap-add CAP[,CAP...]]   (its commands run without\n"
+	"           containment, or keep these capabilities too: docs/threat-model.md)\n"
 	"       sandgate session start|pause|resume|terminate|cleanup ID [--reason R]\n"
 	"           [--fs preserved|deleted|snapshot]   (cleanup)\n"
 	"       sandgate session list\n"
@@ -33,7 +36,7 @@ static const char usage_text[] =
 
 enum { O_ID = 256, O_TENANT, O_USER, O_TEMPLATE, O_POLICY, O_MEMORY, O_CPUS, O_PIDS,
        O_DISK, O_TIMEOUT, O_IFACE, O_CGROUP, O_WORKDIR, O_REASON, O_FS, O_ACTOR, O_CONTROL,
-       O_NET_RATE, O_END_WHEN_EMPTY };
+       O_NET_RATE, O_END_WHEN_EMPTY, O_PRIVILEGED, O_CAP_ADD };
 
 static const struct option longopts[] = {
 	{ "id", required_argument, NULL, O_ID }, { "tenant", required_argument, NULL, O_TENANT },
@@ -52,6 +55,8 @@ static const struct option longopts[] = {
 	{ "control", required_argument, NULL, O_CONTROL },
 	{ "net-rate", required_argument, NULL, O_NET_RATE },
 	{ "end-when-empty", no_argument, NULL, O_END_WHEN_EMPTY },
+	{ "privileged", no_argument, NULL, O_PRIVILEGED },
+	{ "cap-add", required_argument, NULL, O_CAP_ADD },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -105,6 +110,27 @@ static int add_iface(struct sopts *o, const char *val)
 	return json_array_append_new(a, json_string(val)) ? -ENOMEM : 0;
 }
 
+/* --cap-add CAP_NET_RAW,SYS_PTRACE: checked here, sent as an array of names. */
+static int add_caps(struct sopts *o, const char *val)
+{
+	json_t *a = json_object_get(o->args, "cap_add");
+	uint64_t mask;
+	char bad[64];
+	int cap;
+
+	if (contain_cap_list(val, &mask, bad, sizeof(bad)) < 0)
+		return -EINVAL;
+	if (!a) {
+		a = json_array();
+		if (!a || json_object_set_new(o->args, "cap_add", a))
+			return -ENOMEM;
+	}
+	for (cap = 0; cap <= CONTAIN_CAP_MAX; cap++)
+		if ((mask >> cap & 1) && json_array_append_new(a, json_string(contain_cap_name(cap))))
+			return -ENOMEM;
+	return 0;
+}
+
 static int set_str(struct sopts *o, const char *key, const char *val)
 {
 	json_t *v = json_string(val);
@@ -127,6 +153,8 @@ static int take_opt(struct sopts *o, int c, const char *val)
 	case O_NET_RATE: return set_rate(o, val);
 	case O_IFACE: return add_iface(o, val);
 	case O_CGROUP: return set_str(o, "cgroup", val);
+	case O_PRIVILEGED: return json_object_set_new(o->args, "privileged", json_true());
+	case O_CAP_ADD: return add_caps(o, val);
 	case O_WORKDIR: return set_str(o, "workdir", val);
 	case O_REASON: return set_str(o, "reason", val);
 	case O_FS: return set_str(o, "fs", val);

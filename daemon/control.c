@@ -43,6 +43,8 @@ struct control {
 	bool have_group;
 	struct verb verbs[MAX_VERBS];
 	size_t nverbs;
+	control_peer_fn peer_fn;      /* the sessions' ancestry test, or NULL */
+	void *peer_ctx;
 	struct conn *conns;
 };
 
@@ -267,7 +269,17 @@ static int check_peer(const struct control *c, int fd, const struct ucred *cr, c
 		snprintf(why, len, "pid %d runs inside a session cgroup", (int)cr->pid);
 		return -EACCES;
 	}
+	/* A session's process moved out of its cgroup is still in its PID namespace (or
+	 * one below it), and still in the fork tree the audit sensors followed. */
+	if (c->peer_fn && c->peer_fn(c->peer_ctx, cr->pid, why, len) < 0)
+		return -EACCES;
 	return 0;
+}
+
+void control_set_peer_check(struct control *c, control_peer_fn fn, void *ctx)
+{
+	c->peer_fn = fn;
+	c->peer_ctx = ctx;
 }
 
 static void log_denied(const struct ucred *cr, const char *why)

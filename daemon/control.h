@@ -67,6 +67,13 @@ struct control_settings {
 int control_open(struct control **out, const struct control_settings *s, struct loop *l,
 		 char *err, size_t errlen);
 int control_register(struct control *c, const char *verb, control_verb_fn fn, void *ctx);
+
+/*
+ * A further test of every peer besides uid/group and the session cgroup (the sessions'
+ * PID namespaces and fork trees): a negative return refuses the peer, with why logged.
+ */
+typedef int (*control_peer_fn)(void *ctx, pid_t pid, char *why, size_t len);
+void control_set_peer_check(struct control *c, control_peer_fn fn, void *ctx);
 /* Closes every connection and the listener, unlinks the socket path. */
 void control_close(struct control *c);
 

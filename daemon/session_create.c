@@ -17,7 +17,7 @@
 static const char *const create_keys[] = {
 	"id", "tenant", "tenant_id", "user", "user_id", "template", "policy", "memory", "cpus",
 	"pids", "disk", "timeout", "iface", "cgroup", "workdir", "net_rate", "end_when_empty",
-	NULL,
+	"privileged", "cap_add", NULL,
 };
 
 static int dup_opt(const json_t *args, const char *key, const char *alt, char **out,
@@ -204,6 +204,36 @@ static int parse_end_when_empty(const json_t *args, struct session *s, char *err
 	return 0;
 }
 
+/* --privileged (no containment at all) or --cap-add (capabilities kept beyond the
+ * default set); either is recorded in session.create's "containment". */
+static int parse_containment(const json_t *args, struct session *s, char *err,
+			     size_t errlen)
+{
+	const json_t *p = json_object_get(args, "privileged"), *caps, *v;
+	size_t i;
+	int cap;
+
+	if (p && !json_is_boolean(p) && !json_is_null(p)) {
+		snprintf(err, errlen, "\"privileged\" must be true or false");
+		return -EINVAL;
+	}
+	s->privileged = json_is_true(p);
+	caps = json_object_get(args, "cap_add");
+	if (!caps || json_is_null(caps))
+		return 0;
+	if (!json_is_array(caps) || json_array_size(caps) > CONTAIN_CAP_MAX)
+		goto bad;
+	json_array_foreach(caps, i, v) {
+		if (!json_is_string(v) || contain_cap_parse(json_string_value(v), &cap) < 0)
+			goto bad;
+		s->cap_add |= 1ULL << cap;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "\"cap_add\" must be an array of capability names (CAP_NET_RAW)");
+	return -EINVAL;
+}
+
 static int parse_create(struct sessions *ss, const json_t *args, struct session *s,
 			char *err, size_t errlen)
 {
@@ -235,6 +265,8 @@ static int parse_create(struct sessions *ss, const json_t *args, struct session 
 		ret = parse_cgroup(ss, args, s, err, errlen);
 	if (ret == 0)
 		ret = parse_end_when_empty(args, s, err, errlen);
+	if (ret == 0)
+		ret = parse_containment(args, s, err, errlen);
 	return ret;
 }
 
@@ -268,6 +300,7 @@ static void emit_create(const struct session *s, const struct actor *a)
 	struct event *e = event_new("session.create", s->id, EVENT_SRC_ORCHESTRATOR);
 	json_t *res = session_to_json(s);
 	char *text = res ? json_dumps(json_object_get(res, "resources"), JSON_COMPACT) : NULL;
+	char *cont = res ? json_dumps(json_object_get(res, "containment"), JSON_COMPACT) : NULL;
 	size_t i;
 
 	if (e) {
@@ -286,9 +319,11 @@ static void emit_create(const struct session *s, const struct actor *a)
 		event_array_end(e);
 		event_str(e, "workdir", s->workdir);
 		event_bool(e, "end_when_empty", s->end_when_empty);
+		event_raw(e, "containment", cont ? cont : "null");
 		event_actor(e, a);
 		event_emit(e);
 	}
+	free(cont);
 	free(text);
 	json_decref(res);
 }

@@ -12,11 +12,23 @@
 #include "journal/event.h"
 
 #define SESSION_END_GRACE_MS 500    /* wait for a `run` exit report after populated 0 */
+#define SESSION_CONTAIN_GRACE_MS 5000   /* a run that asked session.contain: its attach */
 #define SESSION_TICK_MS 100
 #define SESSION_FREEZE_MS 5000
 #define SESSION_KILL_WAIT_MS 5000
 
+/* A process session.attach moved in (its fork tree's root), for the control socket's
+ * ancestry test: a descendant that moved out is still known by its ancestor. */
+struct attach_root {
+	pid_t pid;
+	uint64_t start;
+	char sid[SESSION_ID_MAX + 1];
+};
+#define ATTACH_ROOTS 256
+
 struct sessions {
+	struct attach_root roots[ATTACH_ROOTS];   /* a ring: the latest attaches */
+	size_t next_root;
 	struct daemon *d;
 	struct session_reg *reg;
 	struct cg_host cg;
@@ -83,6 +95,24 @@ uint32_t sess_nft_mark(uint32_t id);
 /* Adds/removes s's elements when the gateway's ruleset is installed; else 0. */
 int sess_nft_add(struct sessions *ss, struct session *s);
 int sess_nft_del(struct sessions *ss, struct session *s);
+
+/* ---- containment (daemon/session_contain.c, contain/contain.h) --------------------- */
+
+/* The capabilities s's contained commands keep. */
+uint64_t sess_keep(const struct session *s);
+/* Makes s's holder unless it has a live one. 0 or -errno with err. */
+int sess_holder_ensure(struct sessions *ss, struct session *s, char *err, size_t errlen);
+/* Kills s's holder (and so every process in its PID namespace), removes its cgroup. */
+void sess_holder_stop(struct sessions *ss, struct session *s);
+/* After a restart: finds s's holder in its cgroup. */
+void sess_holder_adopt(struct sessions *ss, struct session *s);
+/* 0 when pid is a contained member of s's namespaces; -EPERM/-errno with err. */
+int sess_contain_check(struct sessions *ss, struct session *s, pid_t pid, char *err,
+		       size_t errlen);
+/* Remembers pid (just attached to s) as the root of a fork tree of s. */
+void sess_note_root(struct sessions *ss, const struct session *s, pid_t pid);
+/* Installs the control socket's session-ancestry test. 0 or -errno. */
+int sess_contain_init(struct sessions *ss);
 
 /* ---- verbs ------------------------------------------------------------------------ */
 

@@ -149,6 +149,8 @@ int sess_terminate(struct sessions *ss, struct session *s, const char *reason,
 {
 	int ret;
 
+	/* pid 1 of its namespaces first: the kernel then kills everything in them. */
+	sess_holder_stop(ss, s);
 	ret = cg_kill(&ss->cg, s->cgroup);
 	if (ret == 0 && s->state == SESSION_PAUSED)
 		ret = cg_freeze(&ss->cg, s->cgroup, false, SESSION_FREEZE_MS);
@@ -185,6 +187,7 @@ void sess_end_observed(struct sessions *ss, struct session *s)
 		log_warnx("session %s: out of memory recording its end", s->id);
 		return;
 	}
+	sess_holder_stop(ss, s);
 	sess_save(ss, s);
 	/* The watcher reported each kill with its victim; these are the ones it missed
 	 * (killed while the daemon was down, or no watcher). */

@@ -65,6 +65,7 @@ static void adopt(struct sessions *ss, struct session *s)
 		log_warnx("session %s: not fully re-registered after restart", s->id);
 	cg_oom_kills(&ss->cg, s->cgroup, s->v1_mask, &s->oom_base);
 	cg_events(&ss->cg, s->cgroup, &s->populated, &frozen);
+	sess_holder_adopt(ss, s);
 	emit_adopt(s, "adopted");
 	/* Its processes ended while we were down: the kernel's answer stands. */
 	if (s->state == SESSION_RUNNING && !s->populated && s->started_us &&
@@ -204,6 +205,8 @@ int daemon_sessions_init(struct daemon *d)
 		ret = session_run_verbs_register(ss);
 	if (ret == 0)
 		ret = session_tool_verbs_register(ss);
+	if (ret == 0)
+		ret = sess_contain_init(ss);
 	return ret;
 }
 

@@ -14,7 +14,11 @@ remove_cgroups() {
 	sleep 0.2
 	for h in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
 		[ -d "$h/$SG_PARENT" ] || continue
-		for d in "$h/$SG_PARENT"/*/; do [ -d "$d" ] && rmdir "$d"; done
+		# .holder-ID: a session's holder (pid 1 of its namespaces) lives there.
+		# A killed holder takes a moment to leave its cgroup: rmdir is retried.
+		for d in "$h/$SG_PARENT"/*/ "$h/$SG_PARENT"/.holder-*/; do
+			for _ in 1 2 3 4 5 6 7 8 9 10; do [ -d "$d" ] && ! rmdir "$d" 2>/dev/null || break; sleep 0.2; done
+		done
 		rmdir "$h/$SG_PARENT"
 	done
 }

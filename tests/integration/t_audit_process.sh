@@ -52,7 +52,8 @@ SUID=$(mktemp -d /tmp/sgsuid.XXXXXX)
 cleanup "rm -rf $SUID"
 chmod 0755 "$SUID"
 cp /usr/bin/sleep "$SUID/suid-sleep" && chmod 4755 "$SUID/suid-sleep"
-sgrun --session s1 --uid nobody --cwd / -- "$SUID/suid-sleep" 0.31
+# no_new_privs in a contained run keeps setuid from raising euid: --privileged here.
+sgrun --privileged --session s1 --uid nobody --cwd / -- "$SUID/suid-sleep" 0.31
 wait_for "setuid exec" 10 sh -c "[ -n \"\$(cat '$SG_STATE'/journal/*.jsonl | grep -F suid-sleep)\" ]"
 e=$(ev process.exec s1 | jq -c 'select(.exe != null and (.exe | endswith("suid-sleep")))')
 jcheck "setuid: uid nobody, euid root" "$e" ".uid == $(id -u nobody) and .euid == 0 and .cmd != null"

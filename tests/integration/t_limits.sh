@@ -38,9 +38,11 @@ sg session create --id d1 --disk 4M --workdir "$W" >/dev/null && sg session star
 sg session create --id t1 --timeout 2 >/dev/null && sg session start t1 >/dev/null
 
 # Everything starts at once; each `run` is bounded by its limit or by the cleanup.
-sgrun --session m1 -- sh -c "echo \$\$ >'$T_TMP/m1.pid'; exec tail /dev/zero" >/dev/null 2>&1 &
+# The hogs run --privileged: the test compares the kernel log's victim pid with their
+# $$, which in a contained run is the session's pid namespace's, not the host's.
+sgrun --privileged --session m1 -- sh -c "echo \$\$ >'$T_TMP/m1.pid'; exec tail /dev/zero" >/dev/null 2>&1 &
 sgrun --session m2 -- sleep 30 &
-sgrun --session m2 -- sh -c "echo \$\$ >'$T_TMP/m2.pid'; exec tail /dev/zero" >/dev/null 2>&1 &
+sgrun --privileged --session m2 -- sh -c "echo \$\$ >'$T_TMP/m2.pid'; exec tail /dev/zero" >/dev/null 2>&1 &
 # A fork loop bounded at 100 attempts; pids.max 20 refuses most of them.
 sgrun --session p1 -- sh -c 'n=0; while [ $n -lt 100 ]; do sleep 30 & n=$((n+1)); done; wait' \
 	>/dev/null 2>&1 &

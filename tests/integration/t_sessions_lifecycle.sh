@@ -44,8 +44,12 @@ e=$(ev session.start s1)
 jcheck "session.start fields" "$e" \
 	'.host_id != null and .limits.memory_max == 67108864 and .limits.pids_max == 64 and
 	 .limits.cpus == 0.5 and .limits.timeout_s == 600 and .actor.uid == 0 and .actor.name == null'
-out=$(sgrun --session s1 -- cat /proc/self/cgroup)
-check "run puts the command in the session cgroup" grep -qx "0::/$SG_PARENT/s1" <<<"$out"
+# Contained (docs/threat-model.md): the command sees the session's cgroup as the root of
+# its cgroup namespace; that root is the session's cgroup on the host (same inode).
+out=$(sgrun --session s1 -- sh -c 'cat /proc/self/cgroup; stat -c ino=%i /sys/fs/cgroup/unified 2>/dev/null || stat -c ino=%i /sys/fs/cgroup')
+check "run puts the command in the session cgroup" grep -qx "0::/" <<<"$out"
+check "the root of its cgroup namespace is the session's cgroup" \
+	grep -qx "ino=$(stat -c %i "$CG2/$SG_PARENT/s1")" <<<"$out"
 sgrun --session s1 -- sh -c 'exit 7'
 check "run returns the command's exit status" test $? -eq 7
 # That command was the last one: the session stays running, empty, until the
@@ -133,8 +137,11 @@ check "run --uid --cwd" test "$out" = "$(id -u nobody)
 out=$(echo piped | sgrun --session s6 -- cat)
 check "stdin passes through" test "$out" = piped
 # ---- a process inside a session cannot talk to the control socket ----------------------
+# Contained, the socket is not even there (covered in the session's mount namespace);
+# uncontained, the daemon refuses a peer in a session cgroup.
 out=$(sgrun --session s6 -- "$BIN/sandgate" status --control "$SG_SOCK" 2>&1)
-echo "$out" 
+check "inside a session the control socket is out of reach" grep -q "cannot connect" <<<"$out"
+out=$(sgrun --privileged --session s6 -- "$BIN/sandgate" status --control "$SG_SOCK" 2>&1)
 check "inside a session the control socket refuses" grep -q "permission denied" <<<"$out"
 pid=$(head -1 "$CG2/$SG_PARENT/s6/cgroup.procs")
 out=$(req "{\"verb\":\"session.whois\",\"args\":{\"pid\":$pid}}")
