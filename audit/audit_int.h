@@ -100,6 +100,17 @@ int mntwatch_fd(const struct mntwatch *w);
 /* Fanotify thread, when mntwatch_fd is readable: reads the namespaces again at once. */
 void mntwatch_on_event(struct mntwatch *w);
 
+/* Called by the watcher on the fanotify thread: a mount seen in the namespace of pid (0:
+ * the daemon's own), a filesystem no longer mounted in any namespace read, the session
+ * of a pid (false: none). */
+struct mntwatch_hooks {
+	void *ctx;
+	void (*mounted)(void *ctx, pid_t nspid, const struct mount_entry *m);
+	void (*unmounted)(void *ctx, const struct mount_entry *m);
+	bool (*session_of)(void *ctx, pid_t pid, char *sid, size_t len);
+};
+void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h);
+
 /* fanotify mount events (audit/mntfan.c). mntfan_open: a FAN_REPORT_MNT group, or -errno
  * (-EINVAL before Linux 6.15). mntfan_mark: marks pid's mount namespace, 0 or -errno.
  * mntfan_read: drains the group; the number of attach/detach events, the pid of the last
@@ -161,6 +172,9 @@ void auditsrc_stop(struct auditsrc *s);
 
 /* Opens fanotify, marks the filesystems, starts its thread. 0 or -errno. */
 int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s);
+/* Session sid's workdir (its reads are logged like a sensitive prefix's); NULL or ""
+ * forgets it. Thread-safe. */
+void fanmon_workdir(struct fanmon *f, const char *sid, const char *path);
 void fanmon_stop(struct fanmon *f);
 
 /* ---- events (audit/procemit.c): 0 or -errno from event_emit ---------------------- */

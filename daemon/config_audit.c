@@ -59,6 +59,8 @@ int cfg_audit_default(struct sg_audit_config *a)
 	a->file_modify = true;
 	a->packages = true;
 	a->exec_source = SG_EXEC_PROC_CONNECTOR;
+	a->file_mounts = true;
+	a->read_repeat_ms = 60000;
 	if (set_list(&a->file_marks, &a->n_file_marks, root) ||
 	    set_list(&a->sensitive_paths, &a->n_sensitive_paths, default_sensitive))
 		return -ENOMEM;
@@ -149,6 +151,8 @@ static const struct cfg_key audit_keys[] = {
 	{ "exec_source", CK_ENUM, F(AC, exec_source), 0, 0, 0, exec_sources, NULL },
 	{ "file_marks", CK_CUSTOM, 0, 0, 0, 0, NULL, key_marks },
 	{ "sensitive_paths", CK_CUSTOM, 0, 0, 0, 0, NULL, key_sensitive },
+	{ "file_mounts", CK_BOOL, F(AC, file_mounts), 0, 0, 0, NULL, NULL },
+	{ "read_repeat_interval", CK_DURATION, F(AC, read_repeat_ms), 0, 1000, 86400000, NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef AC
