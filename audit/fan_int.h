@@ -84,7 +84,7 @@ struct fan_mounts {
 };
 
 /* How a path was found (the event's path_source when not "handle"). */
-enum fan_how { FAN_HOW_HANDLE, FAN_HOW_LAST_KNOWN, FAN_HOW_OBJECT };
+enum fan_how { FAN_HOW_HANDLE, FAN_HOW_LAST_KNOWN, FAN_HOW_OBJECT, FAN_HOW_CANONICAL };
 
 /* Opens path (a mount point) and records its fsid. 0, -EEXIST (that filesystem is
  * there already) or -errno. */

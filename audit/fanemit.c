@@ -68,7 +68,16 @@ void fanemit_losses(struct fanmon *f)
 
 static const char *how_str(enum fan_how h)
 {
-	return h == FAN_HOW_LAST_KNOWN ? "last_known" : h == FAN_HOW_OBJECT ? "object" : "handle";
+	switch (h) {
+	case FAN_HOW_LAST_KNOWN:
+		return "last_known";
+	case FAN_HOW_OBJECT:
+		return "object";
+	case FAN_HOW_CANONICAL:
+		return "canonical";   /* the path used is unknown: the identity's path */
+	default:
+		return "handle";
+	}
 }
 
 /* An event with path and the actor's ids; the caller adds fields and emits it. */
@@ -330,7 +339,7 @@ static void on_read(struct fanmon *f, const struct ptab_ent *pe, const struct fa
 		return;
 	if (!fanreads_hit(f->rd, pe, &r->fid, ok ? path : s->path, s && s->path ? s->path : path))
 		return;   /* a repeat: counted for the summary line */
-	e = fanemit_begin("file.read", pe, ok ? path : s->path, ok ? how : FAN_HOW_LAST_KNOWN);
+	e = fanemit_begin("file.read", pe, ok ? path : s->path, ok ? how : FAN_HOW_CANONICAL);
 	if (e) {
 		event_str(e, "canonical_path", s && s->path ? s->path : path);
 		event_bool(e, "path_resolved", ok);

@@ -256,9 +256,16 @@ int fanpath_resolve(struct fan_mounts *m, const struct fan_dfid *d, char *out, s
 
 int fanpath_object(struct fan_mounts *m, const struct fan_dfid *fid, char *out, size_t len)
 {
+	int ret;
+
 	if (!fid->set)
 		return -ENOENT;
-	return handle_path(m, fid->fsid, fid->handle, fid->handle_len, out, len);
+	ret = handle_path(m, fid->fsid, fid->handle, fid->handle_len, out, len);
+	/* A file opened by handle whose dentry the kernel could not connect reads back as
+	 * "/" (or its mount point): that is no path of it. */
+	if (ret == 0 && (out[0] == '\0' || strcmp(out, "/") == 0))
+		ret = -ENOENT;
+	return ret;
 }
 
 void fanpath_note_dir(struct fan_mounts *m, const struct fan_dfid *fid, const char *path)
