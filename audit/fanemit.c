@@ -116,6 +116,8 @@ static int path_of(struct fanmon *f, const struct fan_dfid *d, const struct fan_
 {
 	int ret = fanpath_best(&f->mnts, d, fid, out, PATH_MAX, how);
 
+	if (ret && getenv("SG_FANDBG"))
+		fprintf(stderr, "DBG path_of %d\n", ret);
 	if (ret)
 		f->loss[fan_loss_of(ret)]++;
 	return ret;

@@ -12,6 +12,8 @@
  * front.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +49,58 @@ static bool pseudo_fs(const char *t)
 	return false;
 }
 
+struct clone_req {
+	int nsfd;
+	const char *path;
+	int ret;   /* the clone's fd, or -errno */
+};
+
+/*
+ * open_tree refuses to clone a mount of another namespace (EINVAL): a thread of ours
+ * enters that namespace (it unshares its fs attributes first, which setns requires of a
+ * thread) and clones it there; the thread ends with the namespace it entered.
+ */
+static void *clone_in_ns(void *arg)
+{
+	struct clone_req *r = arg;
+
+	if (unshare(CLONE_FS) != 0 || setns(r->nsfd, CLONE_NEWNS) != 0) {
+		r->ret = -errno;
+		return NULL;
+	}
+	r->ret = (int)syscall(SYS_open_tree, AT_FDCWD, r->path,
+			      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (r->ret < 0)
+		r->ret = -errno;
+	return NULL;
+}
+
+/* A detached clone of the mount at target in pid's namespace (0: ours). fd or -errno. */
+static int clone_mount(pid_t pid, const char *target)
+{
+	struct clone_req r = { .path = target, .ret = -ESRCH };
+	char ns[48];
+	pthread_t th;
+	int ret;
+
+	if (pid <= 0) {
+		ret = (int)syscall(SYS_open_tree, AT_FDCWD, target,
+				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		return ret >= 0 ? ret : -errno;
+	}
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+	r.nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+	if (r.nsfd < 0)
+		return -errno;
+	ret = pthread_create(&th, NULL, clone_in_ns, &r);
+	if (ret == 0)
+		pthread_join(th, NULL);
+	close(r.nsfd);
+	return ret ? -ret : r.ret;
+}
+
 int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *fstype)
 {
-	char path[PATH_MAX + 32];
 	struct statfs sf;
 	struct stat st;
 	uint64_t fsid;
@@ -58,11 +109,13 @@ int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *f
 
 	if (pseudo_fs(fstype))
 		return -EEXIST;
-	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, target);
-	else
-		snprintf(path, sizeof(path), "%s", target);
-	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	ret = clone_mount(pid, target);
+	if (ret < 0)
+		return ret;
+	/* open_tree gives an O_PATH fd, which open_by_handle_at and fanotify_mark refuse
+	 * (EBADF): a directory fd on the clone's root. */
+	fd = openat(ret, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(ret);
 	if (fd < 0)
 		return -errno;
 	if (fstatfs(fd, &sf) != 0 || fstat(fd, &st) != 0) {
