@@ -150,11 +150,12 @@ struct pending {
 };
 
 #define FAN_WORKDIRS_MAX 256
-#define FAN_SENS_MAX 32768         /* sensitive files and directories known by identity */
+#define FAN_SENS_MAX 16384         /* sensitive files and directories known by identity */
 #define FAN_ATTRS_MAX 16384        /* files whose attributes are remembered */
 #define FAN_DIRWALK_MAX 4096       /* entries listed under a moved directory */
 
 struct fanreads;
+struct fansens_walk;
 
 struct fanmon {
 	struct audit *a;
@@ -172,6 +173,7 @@ struct fanmon {
 	struct fanid attrs;          /* last attributes seen, by identity */
 	size_t sens_skipped;         /* entries the start-up walk could not keep */
 	struct fanreads *rd;         /* read aggregation */
+	struct fansens_walk *walk;   /* the start-up walk under way, or NULL */
 	pthread_mutex_t wd_mu;       /* guards wd[] (the main thread sets workdirs) */
 	struct {
 		char sid[SESSION_ID_MAX + 1];
@@ -206,8 +208,12 @@ enum fan_loss fan_loss_of(int err);
 /* fanemit.c: emits one sensor.loss per reason counted, and resets the counts. */
 void fanemit_losses(struct fanmon *f);
 
-/* fansens.c: walks the sensitive prefixes into f->sens (bounded, breadth first). */
-void fansens_walk(struct fanmon *f);
+/* fansens.c: the walk of the sensitive prefixes into f->sens (bounded, breadth first),
+ * done a slice at a time between reads of the queue: start seeds it (0 or -ENOMEM),
+ * step lists up to budget entries and says whether more remain, stop frees it. */
+int fansens_walk_start(struct fanmon *f);
+bool fansens_walk_step(struct fanmon *f, size_t budget);
+void fansens_walk_stop(struct fanmon *f);
 /* fansens.c: the host or a session made name in directory d (its object fid): when d is a
  * sensitive directory the new object joins the set. */
 void fansens_entered(struct fanmon *f, const struct fan_dfid *d, const struct fan_dfid *fid,

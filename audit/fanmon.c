@@ -142,10 +142,14 @@ static void *fm_main(void *arg)
 	int n;
 
 	(void)pthread_setname_np(pthread_self(), "sg-fanotify");
-	if (f->reads)
-		fansens_walk(f);   /* here, not at start: events queue meanwhile */
+	/* The walk goes a slice at a time while the queue is empty: reads are seen by
+	 * path meanwhile, and the queue does not fill up behind a long walk. */
+	if (f->reads && fansens_walk_start(f) != 0)
+		log_warnx("audit: sensitive files are recognised by their path only (no memory)");
 	for (;;) {
-		n = epoll_wait(f->ep, evs, 4, -1);
+		n = epoll_wait(f->ep, evs, 4, f->walk ? 0 : -1);
+		if (n == 0 && f->walk)
+			(void)fansens_walk_step(f, 256);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -241,6 +245,7 @@ static void fm_close(struct fanmon *f)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	fanpath_close(&f->mnts);
+	fansens_walk_stop(f);
 	fanid_fini(&f->sens);
 	fanid_fini(&f->attrs);
 	fanreads_free(f->rd);

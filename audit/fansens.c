@@ -120,12 +120,15 @@ static bool add_path(struct fanmon *f, const char *path, uint64_t fsid, const st
 	return true;
 }
 
-struct queue {
-	char **v;
+struct fansens_walk {
+	char **v;                    /* directories to list, breadth first */
 	size_t head, n, cap;
+	DIR *d;                      /* the one being listed */
+	uint64_t fsid;
+	bool full;
 };
 
-static int q_push(struct queue *q, const char *p)
+static int q_push(struct fansens_walk *q, const char *p)
 {
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 64;
@@ -142,31 +145,41 @@ static int q_push(struct queue *q, const char *p)
 	return 0;
 }
 
-/* Lists directory dir into the set, queueing its subdirectories. */
-static void walk_dir(struct fanmon *f, struct queue *q, const char *dir, bool *full)
+/* Lists up to *budget entries of the directory at the queue's head into the set,
+ * queueing its subdirectories; moves on to the next directory when it is done. */
+static void walk_some(struct fanmon *f, struct fansens_walk *q, size_t *budget)
 {
 	char path[PATH_MAX];
-	struct dirent *de;
+	struct dirent *de = NULL;
 	struct stat st;
-	uint64_t fsid = fsid_at(dir);
-	DIR *d = opendir(dir);
+	const char *dir = q->v[q->head];
 
-	while (d && !*full && (de = readdir(d)) != NULL) {
+	if (!q->d) {
+		q->d = opendir(dir);
+		q->fsid = fsid_at(dir);
+	}
+	while (q->d && !q->full && *budget > 0 && (de = readdir(q->d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (de->d_type != DT_REG && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "",
 				     de->d_name) >= sizeof(path) ||
 		    lstat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 			continue;
-		*full = !add_path(f, path, fsid, &st);
-		if (!*full && S_ISDIR(st.st_mode) && q_push(q, path) != 0)
-			*full = true;
+		(*budget)--;
+		q->full = !add_path(f, path, q->fsid, &st);
+		if (!q->full && S_ISDIR(st.st_mode) && q_push(q, path) != 0)
+			q->full = true;
 	}
-	if (d)
-		closedir(d);
+	if (q->d && de != NULL && !q->full)
+		return;   /* budget spent mid-directory */
+	if (q->d)
+		closedir(q->d);
+	q->d = NULL;
+	q->head++;
 }
 
 /* The prefix p as directories to walk ("~/x": /root/x and /home/ANY/x) queued on q. */
-static void seed(struct fanmon *f, struct queue *q, const char *p, bool *full)
+static void seed(struct fanmon *f, struct fansens_walk *q, const char *p, bool *full)
 {
 	char pat[PATH_MAX];
 	struct stat st;
@@ -188,24 +201,51 @@ static void seed(struct fanmon *f, struct queue *q, const char *p, bool *full)
 	globfree(&g);
 }
 
-void fansens_walk(struct fanmon *f)
+static void walk_free(struct fansens_walk *q)
 {
-	struct queue q = { 0 };
-	bool full = false;
+	if (q->d)
+		closedir(q->d);
+	for (size_t i = 0; i < q->n; i++)
+		free(q->v[i]);
+	free(q->v);
+	free(q);
+}
 
+void fansens_walk_stop(struct fanmon *f)
+{
+	if (f->walk)
+		walk_free(f->walk);
+	f->walk = NULL;
+}
+
+int fansens_walk_start(struct fanmon *f)
+{
+	struct fansens_walk *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
 	/* The short prefixes first: a large home directory must not crowd /etc out. */
-	for (size_t i = 0; i < f->n_sensitive && !full; i++)
+	for (size_t i = 0; i < f->n_sensitive && !q->full; i++)
 		if (strcmp(f->sensitive[i], "/root") != 0)
-			seed(f, &q, f->sensitive[i], &full);
-	for (size_t i = 0; i < f->n_sensitive && !full; i++)
+			seed(f, q, f->sensitive[i], &q->full);
+	for (size_t i = 0; i < f->n_sensitive && !q->full; i++)
 		if (strcmp(f->sensitive[i], "/root") == 0)
-			seed(f, &q, f->sensitive[i], &full);
-	for (; q.head < q.n && !full; q.head++)
-		walk_dir(f, &q, q.v[q.head], &full);
-	if (full)
+			seed(f, q, f->sensitive[i], &q->full);
+	f->walk = q;
+	return 0;
+}
+
+bool fansens_walk_step(struct fanmon *f, size_t budget)
+{
+	struct fansens_walk *q = f->walk;
+
+	while (q && !q->full && q->head < q->n && budget > 0)
+		walk_some(f, q, &budget);
+	if (!q || (!q->full && q->head < q->n))
+		return q != NULL;
+	if (q->full)
 		log_warnx("audit: %zu sensitive files and directories kept by identity (the "
 			  "bound); the rest are recognised by their path only", f->sens.n);
-	for (size_t i = 0; i < q.n; i++)
-		free(q.v[i]);
-	free(q.v);
+	fansens_walk_stop(f);
+	return false;
 }
