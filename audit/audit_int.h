@@ -101,11 +101,11 @@ int mntwatch_fd(const struct mntwatch *w);
 void mntwatch_on_event(struct mntwatch *w);
 
 /* Called by the watcher on the fanotify thread: a mount seen in the namespace of pid (0:
- * the daemon's own), a filesystem no longer mounted in any namespace read, the session
+ * the daemon's own; sid: its session, "" for the host's), a filesystem no longer mounted in any namespace read, the session
  * of a pid (false: none). */
 struct mntwatch_hooks {
 	void *ctx;
-	void (*mounted)(void *ctx, pid_t nspid, const struct mount_entry *m);
+	void (*mounted)(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m);
 	void (*unmounted)(void *ctx, const struct mount_entry *m);
 	bool (*session_of)(void *ctx, pid_t pid, char *sid, size_t len);
 };
@@ -118,6 +118,8 @@ void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h);
 int mntfan_open(void);
 int mntfan_mark(int fd, pid_t pid);
 size_t mntfan_read(int fd, pid_t *pid, bool *attach, bool *overflow);
+/* mntfan_read_all: drains the group; the first max events' pids and kinds, the count. */
+size_t mntfan_read_all(int fd, pid_t *pids, bool *attach, size_t max, bool *overflow);
 
 /* ---- sensors ----------------------------------------------------------------------- */
 

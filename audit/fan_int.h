@@ -239,6 +239,9 @@ void fanreads_flush(struct fanreads *r, bool all);
 /* fanmark.c: marks the filesystem mounted at target as seen from pid's namespace
  * (pid 0: the daemon's own), if not marked yet. 0, -EEXIST or -errno. */
 int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *fstype);
+/* fanmark.c: the files a just-marked new filesystem (mounted at target, by session sid
+ * or "" the host) already holds: each a file.write with written_before_mark. */
+void fanmark_catch_up(struct fanmon *f, const char *sid, const char *target);
 /* fanmark.c: a filesystem of st_dev dev was unmounted everywhere we look. */
 void fanmark_unmount(struct fanmon *f, dev_t dev);
 /* fanmark.c: marks every writable local filesystem of the daemon's namespace (start). */

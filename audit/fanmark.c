@@ -11,6 +11,7 @@
  * are its root-relative path with the mount point, as seen where it was mounted, in
  * front.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -26,6 +27,7 @@
 
 #include "audit/fan_int.h"
 #include "common/log.h"
+#include "journal/event.h"
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
@@ -163,4 +165,58 @@ void fanmark_all(struct fanmon *f)
 	free(line);
 	if (fp)
 		fclose(fp);
+}
+
+/* Lists the regular files under the clone fd (depth first, bounded) as file.write. */
+static void catch_up_dir(int dfd, const char *sid, const char *path, size_t *left)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	struct event *e;
+	DIR *d = fdopendir(dfd);
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while (*left > 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= sizeof(sub))
+			continue;
+		(*left)--;
+		if (de->d_type == DT_DIR) {
+			int fd = openat(dirfd(d), de->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd >= 0)
+				catch_up_dir(fd, sid, sub, left);
+			continue;
+		}
+		if (de->d_type != DT_REG || !(e = event_new("file.write", sid[0] ? sid : NULL,
+							  EVENT_SRC_KERNEL)))
+			continue;
+		event_str(e, "path", sub);
+		event_null(e, "pid");   /* the writer is not known: only that it was written */
+		event_null(e, "uid");
+		event_null(e, "euid");
+		event_bool(e, "written_before_mark", true);
+		if (event_emit(e) != 0)
+			log_warnx("audit: file.write of %s not recorded", sub);
+	}
+	closedir(d);
+}
+
+void fanmark_catch_up(struct fanmon *f, const char *sid, const char *target)
+{
+	size_t left = FAN_DIRWALK_MAX;
+	int fd = -1;
+
+	/* The clone just recorded is the last entry: its root is the mount's root. */
+	if (f->mnts.n > 0)
+		fd = openat(f->mnts.v[f->mnts.n - 1].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	catch_up_dir(fd, sid, strcmp(target, "/") == 0 ? "" : target, &left);
+	if (left == 0)
+		f->loss[FL_DIRWALK]++;
 }

@@ -269,10 +269,14 @@ static int copy_sensitive(struct fanmon *f, const struct audit_settings *s)
 
 /* ---- the mount watcher's hooks (this thread) ---------------------------------------- */
 
-static void on_mounted(void *ctx, pid_t nspid, const struct mount_entry *m)
+static void on_mounted(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m)
 {
 	int ret = fanmark_mount(ctx, nspid, m->target, m->fstype);
 
+	/* A new tmpfs is empty at its mount: what it holds now was written before the
+	 * mark could see it. */
+	if (ret == 0 && strcmp(m->fstype, "tmpfs") == 0)
+		fanmark_catch_up(ctx, sid, m->target);
 	if (ret && ret != -EEXIST)
 		log_errno(ret, "audit: files on %s (%s), mounted after start, are not watched",
 			  m->target, m->fstype);

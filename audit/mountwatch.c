@@ -43,10 +43,13 @@ struct mntns {
 	uint64_t gone_ns;            /* when pid was found gone (monotonic); 0: alive */
 };
 
-/* A lone fanotify mount event: who, and which kind. */
+#define MNT_HINTS 16
+
+/* The fanotify mount events of one read: who, and which kind. */
 struct mnt_hint {
-	pid_t pid;
-	bool attach;
+	size_t n;                    /* events read (more than MNT_HINTS: only n is known) */
+	pid_t pid[MNT_HINTS];
+	bool attach[MNT_HINTS];
 };
 
 struct mntwatch {
@@ -321,6 +324,42 @@ static const struct mntns *who(const struct mntwatch *w, const struct mntns *e, 
 	return tmp;
 }
 
+static uint64_t ns_of_pid(pid_t pid)
+{
+	char p[48];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	return stat(p, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/*
+ * The process behind the one change of a kind (attach) in namespace ns: the event of
+ * that kind whose process lives in ns; failing that (the process is gone already, as
+ * mount(8) often is), the only event of that kind in the read. 0: not known.
+ */
+static pid_t hint_pid(const struct mnt_hint *h, bool attach, uint64_t ns)
+{
+	pid_t only = 0;
+	size_t kind = 0;
+
+	if (!h || h->n > MNT_HINTS)
+		return 0;
+	for (size_t i = 0; i < h->n; i++) {
+		uint64_t pns;
+
+		if (h->attach[i] != attach || h->pid[i] <= 0)
+			continue;
+		kind++;
+		pns = ns_of_pid(h->pid[i]);
+		if (pns == ns)
+			return h->pid[i];
+		if (pns == 0)
+			only = h->pid[i];
+	}
+	return kind == 1 ? only : 0;
+}
+
 static void diff(const struct mntwatch *w, const struct mntns *e,
 		 const struct mount_entry *old, size_t on,
 		 const struct mount_entry *nv, size_t nn, const struct mnt_hint *h)
@@ -328,16 +367,18 @@ static void diff(const struct mntwatch *w, const struct mntns *e,
 	struct mntns tmp;
 	pid_t pm = 0, pu = 0;
 
-	if (h && h->pid > 0 && h->attach && missing(nv, nn, old, on) == 1)
-		pm = h->pid;
-	if (h && h->pid > 0 && !h->attach && missing(old, on, nv, nn) == 1)
-		pu = h->pid;
+	if (missing(nv, nn, old, on) == 1)
+		pm = hint_pid(h, true, e->ns);
+	if (missing(old, on, nv, nn) == 1)
+		pu = hint_pid(h, false, e->ns);
 	for (size_t i = 0; i < nn; i++) {
 		if (contains(old, on, &nv[i]))
 			continue;
-		emit_mount("file.mount", who(w, e, pm, &tmp), &nv[i], pm);
+		const struct mntns *by = who(w, e, pm, &tmp);
+
+		emit_mount("file.mount", by, &nv[i], pm);
 		if (w->hooks.mounted && !nv[i].ro)
-			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid, &nv[i]);
+			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid, by->sid, &nv[i]);
 	}
 	for (size_t i = 0; i < on; i++) {
 		if (contains(nv, nn, &old[i]))
@@ -484,12 +525,11 @@ void mntwatch_on_event(struct mntwatch *w)
 {
 	struct mnt_hint h;
 	bool overflow;
-	size_t n;
 
 	if (!w || w->fan < 0)
 		return;
-	n = mntfan_read(w->fan, &h.pid, &h.attach, &overflow);
+	h.n = mntfan_read_all(w->fan, h.pid, h.attach, MNT_HINTS, &overflow);
 	if (overflow && audit_emit_loss("fanotify_mount", -1, "mount event queue overflow") != 0)
 		log_warnx("audit: could not record a mount event overflow");
-	poll_all(w, n == 1 ? &h : NULL);
+	poll_all(w, h.n ? &h : NULL);
 }

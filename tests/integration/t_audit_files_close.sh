@@ -40,6 +40,7 @@ check "every create after the rename under the new name ($n)" test "$n" -eq 100
 n=$(ev file.write s1 | jq -r .path | grep -c "^$W/d[12]/[fg][0-9]*$")
 check "200 writes ($n)" test "$n" -eq 200
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "sensor.loss")' | wc -l)
+journal_lines "$SG_STATE" | jq -c 'select(.event == "sensor.loss") | {sensor, lost, why}' | sed 's/^/# /'
 check "no loss" test "$n" -eq 0
 
 kill "$KEEP" 2>/dev/null
