@@ -325,7 +325,7 @@ static void on_read(struct fanmon *f, const struct ptab_ent *pe, const struct fa
 	struct event *e;
 
 	ok = fanpath_best(&f->mnts, &r->dfid, &r->fid, path, sizeof(path), &how) == 0;
-	if (!ok && !s) {
+	if (!ok && (!s || !s->path)) {
 		f->loss[FL_READ_UNKNOWN]++;
 		return;
 	}

@@ -273,9 +273,9 @@ static void on_mounted(void *ctx, pid_t nspid, const char *sid, const struct mou
 {
 	int ret = fanmark_mount(ctx, nspid, m->target, m->fstype);
 
-	/* A new tmpfs is empty at its mount: what it holds now was written before the
-	 * mark could see it. */
-	if (ret == 0 && strcmp(m->fstype, "tmpfs") == 0)
+	/* A new tmpfs a session mounted is empty at its mount: what it holds now was
+	 * written before the mark could see it. */
+	if (ret == 0 && sid[0] && strcmp(m->fstype, "tmpfs") == 0)
 		fanmark_catch_up(ctx, sid, m->target);
 	if (ret && ret != -EEXIST)
 		log_errno(ret, "audit: files on %s (%s), mounted after start, are not watched",
@@ -353,6 +353,7 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 	if (ret == 0)
 		ret = -pthread_create(&f->th, NULL, fm_main, f);
 	if (ret) {
+		mntwatch_set_hooks(a->mw, &(struct mntwatch_hooks){ 0 });   /* f goes */
 		fm_close(f);
 		return ret;
 	}
