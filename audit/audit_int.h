@@ -97,6 +97,8 @@ void mntwatch_poll(struct mntwatch *w);
 uint64_t mntns_of(const char *nslink);
 /* The fanotify mount-event group the fanotify thread polls; -1 when the kernel has none. */
 int mntwatch_fd(const struct mntwatch *w);
+/* The group for the daemon's own namespace (readable: call mntwatch_on_event); -1. */
+int mntwatch_host_fd(const struct mntwatch *w);
 /* Fanotify thread, when mntwatch_fd is readable: reads the namespaces again at once. */
 void mntwatch_on_event(struct mntwatch *w);
 

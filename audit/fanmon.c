@@ -161,7 +161,8 @@ static void *fm_main(void *arg)
 				goto out;
 			if (evs[i].data.fd == f->tfd)
 				fm_tick(f);
-			else if (evs[i].data.fd == mntwatch_fd(f->a->mw))
+			else if (evs[i].data.fd == mntwatch_fd(f->a->mw) ||
+				 evs[i].data.fd == mntwatch_host_fd(f->a->mw))
 				mntwatch_on_event(f->a->mw);
 			else
 				fm_drain(f);
@@ -234,6 +235,8 @@ static int fm_fds(struct fanmon *f)
 		ret = ep_add(f->ep, f->fan);
 	if (ret == 0 && mntwatch_fd(f->a->mw) >= 0)
 		ret = ep_add(f->ep, mntwatch_fd(f->a->mw));   /* mount events (6.15+) */
+	if (ret == 0 && mntwatch_host_fd(f->a->mw) >= 0)
+		ret = ep_add(f->ep, mntwatch_host_fd(f->a->mw));
 	return ret;
 }
 

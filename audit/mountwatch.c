@@ -60,6 +60,8 @@ struct mntwatch {
 	struct mount_entry *self_v;  /* the daemon's own mounts: first-reading baseline */
 	size_t self_n;
 	int fan;                     /* fanotify mount-event group; -1: polling only */
+	int fan_host;                /* another for the daemon's own namespace: its events
+				      * (any host process's) do not blur a session's */
 	struct {
 		uint64_t ns;
 		pid_t pid;           /* the process the mark was made through */
@@ -158,8 +160,11 @@ int mntwatch_new(struct mntwatch **out)
 	 * write when the session shares it. */
 	w->host.ns = w->self_ns;
 	w->host.pid = getpid();
-	if (w->fan >= 0)
-		(void)mntfan_mark(w->fan, w->host.pid);   /* refused: polling still reads it */
+	w->fan_host = w->fan >= 0 ? mntfan_open() : -1;
+	if (w->fan_host < 0)
+		w->fan_host = -1;
+	if (w->fan_host >= 0)
+		(void)mntfan_mark(w->fan_host, w->host.pid);   /* refused: polling reads it */
 	*out = w;
 	return 0;
 }
@@ -177,6 +182,8 @@ void mntwatch_free(struct mntwatch *w)
 	free(w->host.v);
 	if (w->fan >= 0)
 		close(w->fan);
+	if (w->fan_host >= 0)
+		close(w->fan_host);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
@@ -184,6 +191,11 @@ void mntwatch_free(struct mntwatch *w)
 int mntwatch_fd(const struct mntwatch *w)
 {
 	return w ? w->fan : -1;
+}
+
+int mntwatch_host_fd(const struct mntwatch *w)
+{
+	return w ? w->fan_host : -1;
 }
 
 /*
@@ -477,13 +489,14 @@ void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h)
 		w->hooks = *h;
 }
 
-static void poll_all(struct mntwatch *w, const struct mnt_hint *h)
+/* h: hints for the sessions' namespaces, hh: for the host's. */
+static void poll_all(struct mntwatch *w, const struct mnt_hint *h, const struct mnt_hint *hh)
 {
 	struct mount_entry *nv;
 	char path[48];
 	size_t nn;
 
-	poll_host(w, h);
+	poll_host(w, hh);
 	take_pending(w);
 	for (size_t i = 0; i < MNTNS_MAX; i++) {
 		struct mntns *e = &w->ns[i];
@@ -518,18 +531,25 @@ void mntwatch_poll(struct mntwatch *w)
 	if (w && w->fan >= 0)
 		mntwatch_on_event(w);   /* pending mount events first: their hint goes with */
 	else if (w)
-		poll_all(w, NULL);
+		poll_all(w, NULL, NULL);
+}
+
+static void read_hints(int fd, struct mnt_hint *h)
+{
+	bool overflow = false;
+
+	h->n = fd >= 0 ? mntfan_read_all(fd, h->pid, h->attach, MNT_HINTS, &overflow) : 0;
+	if (overflow && audit_emit_loss("fanotify_mount", -1, "mount event queue overflow") != 0)
+		log_warnx("audit: could not record a mount event overflow");
 }
 
 void mntwatch_on_event(struct mntwatch *w)
 {
-	struct mnt_hint h;
-	bool overflow;
+	struct mnt_hint h, hh;
 
 	if (!w || w->fan < 0)
 		return;
-	h.n = mntfan_read_all(w->fan, h.pid, h.attach, MNT_HINTS, &overflow);
-	if (overflow && audit_emit_loss("fanotify_mount", -1, "mount event queue overflow") != 0)
-		log_warnx("audit: could not record a mount event overflow");
-	poll_all(w, h.n ? &h : NULL);
+	read_hints(w->fan, &h);
+	read_hints(w->fan_host, &hh);
+	poll_all(w, h.n ? &h : NULL, hh.n ? &hh : NULL);
 }
