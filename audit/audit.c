@@ -189,3 +189,9 @@ bool audit_sync_wait(struct audit *a, uint64_t t, int timeout_ms)
 	pthread_mutex_unlock(&a->sync_mu);
 	return ok;
 }
+
+void audit_session_workdir(struct audit *a, const char *sid, const char *path)
+{
+	if (a)
+		fanmon_workdir(a->fm, sid, path);
+}

@@ -38,6 +38,8 @@ struct audit_settings {
 					  * detection's rule raises it instead */
 	bool exec_audit;                 /* process.exec from the audit subsystem (proc) */
 	uint64_t proc_rcvbuf;            /* connector socket buffer, bytes; 0: 32 MiB */
+	bool file_mounts;                /* mark every writable filesystem, now and mounted */
+	uint64_t read_repeat_ms;         /* repeated reads summed up this often; 0: 60 s */
 };
 
 struct audit;
@@ -99,6 +101,10 @@ void audit_pkg_enforced(struct audit *a, bool on);
 bool audit_pkg_blocking(struct audit *a, const char *sid);
 int audit_pkg_hosts(struct audit *a, const char *sid, pid_t pid, char *out, size_t stride,
 		    size_t max);
+
+/* Session sid's workdir: reads under it are logged like a sensitive path's. NULL
+ * forgets it. Thread-safe; a no-op without the file sensor. */
+void audit_session_workdir(struct audit *a, const char *sid, const char *path);
 
 /* Stops both threads, flushes pending writes and loss counts, frees. Accepts NULL. */
 void audit_stop(struct audit *a);
@@ -166,6 +172,8 @@ struct mount_entry {
 	char target[512];
 	char fstype[64];
 	char source[256];
+	unsigned dev_major, dev_minor;   /* the filesystem's st_dev */
+	bool ro;                     /* mounted read-only */
 };
 
 /* Parses one mountinfo line (no newline), decoding \ooo escapes. 0 or -EINVAL. */
@@ -188,6 +196,7 @@ struct fan_rec {
 	int32_t fd;
 	struct fan_dfid dfid;        /* DFID_NAME (or DFID): the object's parent + name */
 	struct fan_dfid old, new;    /* FAN_RENAME: where from, where to */
+	struct fan_dfid fid;         /* FID: the object itself (name NULL), its identity */
 	uint64_t mnt_id;             /* mount events */
 	bool has_mnt;
 };

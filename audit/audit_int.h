@@ -117,8 +117,21 @@ void mntwatch_poll(struct mntwatch *w);
 uint64_t mntns_of(const char *nslink);
 /* The fanotify mount-event group the fanotify thread polls; -1 when the kernel has none. */
 int mntwatch_fd(const struct mntwatch *w);
+/* The group for the daemon's own namespace (readable: call mntwatch_on_event); -1. */
+int mntwatch_host_fd(const struct mntwatch *w);
 /* Fanotify thread, when mntwatch_fd is readable: reads the namespaces again at once. */
 void mntwatch_on_event(struct mntwatch *w);
+
+/* Called by the watcher on the fanotify thread: a mount seen in the namespace of pid (0:
+ * the daemon's own; sid: its session, "" for the host's), a filesystem no longer mounted in any namespace read, the session
+ * of a pid (false: none). */
+struct mntwatch_hooks {
+	void *ctx;
+	void (*mounted)(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m);
+	void (*unmounted)(void *ctx, const struct mount_entry *m);
+	bool (*session_of)(void *ctx, pid_t pid, char *sid, size_t len);
+};
+void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h);
 
 /* fanotify mount events (audit/mntfan.c). mntfan_open: a FAN_REPORT_MNT group, or -errno
  * (-EINVAL before Linux 6.15). mntfan_mark: marks pid's mount namespace, 0 or -errno.
@@ -127,6 +140,8 @@ void mntwatch_on_event(struct mntwatch *w);
 int mntfan_open(void);
 int mntfan_mark(int fd, pid_t pid);
 size_t mntfan_read(int fd, pid_t *pid, bool *attach, bool *overflow);
+/* mntfan_read_all: drains the group; the first max events' pids and kinds, the count. */
+size_t mntfan_read_all(int fd, pid_t *pids, bool *attach, size_t max, bool *overflow);
 
 /* ---- sensors ----------------------------------------------------------------------- */
 
@@ -185,6 +200,9 @@ void auditsrc_stop(struct auditsrc *s);
 
 /* Opens fanotify, marks the filesystems, starts its thread. 0 or -errno. */
 int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s);
+/* Session sid's workdir (its reads are logged like a sensitive prefix's); NULL or ""
+ * forgets it. Thread-safe. */
+void fanmon_workdir(struct fanmon *f, const char *sid, const char *path);
 void fanmon_stop(struct fanmon *f);
 
 /* ---- events (audit/procemit.c): 0 or -errno from event_emit ---------------------- */

@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
+#include <sys/sysmacros.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,172 +28,11 @@
 #define FAN_RENAME 0x10000000
 #endif
 
-struct pending {
-	pid_t pid;                   /* 0: free */
-	struct ptab_ent pe;
-	struct fan_dfid d;           /* d.handle/d.name point into key */
-	uint8_t key[FAN_PENDING_KEY];
-	size_t klen;
-	uint64_t first_ns;
-};
-
-struct fanmon {
-	struct audit *a;
-	int fan, stopfd, tfd, ep;
-	pthread_t th;
-	struct fan_mounts mnts;
-	char **sensitive;            /* own copy: a SIGHUP frees the config's */
-	size_t n_sensitive;
-	bool modify;                 /* FAN_MODIFY marked: a close alone is not a write */
-	uint64_t overflows, unresolved, sync_timeouts;
-	struct pending pend[FAN_PENDING_MAX];
-	uint8_t buf[1 << 16];
-};
-
-static int emit_file(struct fanmon *f, const char *type, const struct ptab_ent *pe,
-		     const char *path, const char *new_path)
-{
-	struct event *e = event_new(type, pe->sid, EVENT_SRC_KERNEL);
-
-	if (!e)
-		return -ENOMEM;
-	event_str(e, "path", path);
-	if (new_path)
-		event_str(e, "new_path", new_path);
-	event_int(e, "pid", pe->pid);
-	if (pe->ids_known) {
-		event_uint(e, "uid", pe->uid);
-		event_uint(e, "euid", pe->euid);
-	} else {
-		event_null(e, "uid");
-		event_null(e, "euid");
-	}
-	(void)f;
-	return event_emit(e);
-}
-
-/* Resolves d and emits type; an object already gone is counted, not guessed. */
-static void emit_one(struct fanmon *f, const char *type, const struct ptab_ent *pe,
-		     const struct fan_dfid *d)
-{
-	char path[PATH_MAX];
-	int ret;
-
-	if (fanpath_resolve(&f->mnts, d, path, sizeof(path)) != 0) {
-		f->unresolved++;
-		return;
-	}
-	if (strcmp(type, "file.read") == 0 &&
-	    !audit_path_sensitive(path, f->sensitive, f->n_sensitive))
-		return;
-	ret = emit_file(f, type, pe, path, NULL);
-	if (ret)
-		log_errno(ret, "audit: %s", type);
-}
-
-static void on_rename(struct fanmon *f, const struct ptab_ent *pe, const struct fan_rec *r)
-{
-	char from[PATH_MAX], to[PATH_MAX];
-	int ret;
-
-	if (fanpath_resolve(&f->mnts, &r->old, from, sizeof(from)) != 0 ||
-	    fanpath_resolve(&f->mnts, &r->new, to, sizeof(to)) != 0) {
-		f->unresolved++;
-		return;
-	}
-	ret = emit_file(f, "file.rename", pe, from, to);
-	if (ret)
-		log_errno(ret, "audit: file.rename");
-}
-
-/* ---- write coalescing -------------------------------------------------------------- */
-
-static size_t key_of(const struct fan_dfid *d, uint8_t *key)
-{
-	size_t nlen = d->name ? strlen(d->name) + 1 : 0;
-
-	if (d->handle_len + nlen > FAN_PENDING_KEY)
-		return 0;
-	memcpy(key, d->handle, d->handle_len);
-	if (nlen)
-		memcpy(key + d->handle_len, d->name, nlen);
-	return d->handle_len + nlen;
-}
-
-static struct pending *pend_find(struct fanmon *f, pid_t pid, uint64_t fsid,
-				 const uint8_t *key, size_t klen)
-{
-	for (size_t i = 0; i < FAN_PENDING_MAX; i++) {
-		struct pending *p = &f->pend[i];
-
-		if (p->pid == pid && p->d.fsid == fsid && p->klen == klen &&
-		    memcmp(p->key, key, klen) == 0)
-			return p;
-	}
-	return NULL;
-}
-
-static void pend_emit(struct fanmon *f, struct pending *p)
-{
-	emit_one(f, "file.write", &p->pe, &p->d);
-	p->pid = 0;
-}
-
-/* A FAN_MODIFY: remember (pid, file) once until its close or the flush. */
-static void pend_add(struct fanmon *f, const struct ptab_ent *pe, const struct fan_dfid *d)
-{
-	uint8_t key[FAN_PENDING_KEY];
-	size_t klen = key_of(d, key);
-	struct pending *p;
-
-	if (klen == 0 || pend_find(f, pe->pid, d->fsid, key, klen)) {
-		if (klen == 0)
-			emit_one(f, "file.write", pe, d);   /* too long to key: as is */
-		return;
-	}
-	p = NULL;
-	for (size_t i = 0; !p && i < FAN_PENDING_MAX; i++)
-		if (f->pend[i].pid == 0)
-			p = &f->pend[i];
-	if (!p) {
-		emit_one(f, "file.write", pe, d);   /* table full: no coalescing */
-		return;
-	}
-	p->pid = pe->pid;
-	p->pe = *pe;
-	memcpy(p->key, key, klen);
-	p->klen = klen;
-	p->d = *d;
-	p->d.handle = p->key;
-	p->d.name = d->name ? (const char *)p->key + d->handle_len : NULL;
-	p->first_ns = time_mono_ns();
-}
-
-/* A FAN_CLOSE_WRITE: the coalesced write, if there was one, is now complete. */
-static void pend_close(struct fanmon *f, pid_t pid, const struct fan_dfid *d)
-{
-	uint8_t key[FAN_PENDING_KEY];
-	size_t klen = key_of(d, key);
-	struct pending *p = klen ? pend_find(f, pid, d->fsid, key, klen) : NULL;
-
-	if (p)
-		pend_emit(f, p);
-}
-
-static void pend_flush(struct fanmon *f, bool all)
-{
-	uint64_t now = time_mono_ns();
-
-	for (size_t i = 0; i < FAN_PENDING_MAX; i++)
-		if (f->pend[i].pid != 0 &&
-		    (all || now - f->pend[i].first_ns >= FAN_WRITE_FLUSH_NS))
-			pend_emit(f, &f->pend[i]);
-}
-
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 static void on_rec(struct fanmon *f, const struct fan_rec *r)
 {
+	bool dir = (r->mask & FAN_ONDIR) != 0;
 	struct ptab_ent pe;
 
 	if (r->mask & FAN_Q_OVERFLOW) {
@@ -201,22 +41,20 @@ static void on_rec(struct fanmon *f, const struct fan_rec *r)
 	}
 	if (r->fd >= 0)
 		close(r->fd);   /* not expected in FID mode; never leak one */
-	if (r->pid == f->a->self || !ptab_get(f->a->tab, r->pid, true, &pe))
+	if (r->pid == f->a->self)
 		return;
-	if (r->mask & FAN_CREATE)
-		emit_one(f, "file.create", &pe, &r->dfid);
-	if (r->mask & FAN_MODIFY)
-		pend_add(f, &pe, &r->dfid);
-	if ((r->mask & FAN_CLOSE_WRITE) && f->modify)
-		pend_close(f, pe.pid, &r->dfid);
-	else if (r->mask & FAN_CLOSE_WRITE)
-		emit_one(f, "file.write", &pe, &r->dfid);   /* opened for writing, closed */
-	if ((r->mask & FAN_CLOSE_NOWRITE) && f->n_sensitive)
-		emit_one(f, "file.read", &pe, &r->dfid);
-	if (r->mask & FAN_RENAME)
-		on_rename(f, &pe, r);
-	if (r->mask & FAN_DELETE)
-		emit_one(f, "file.delete", &pe, &r->dfid);
+	/* Identity upkeep, whoever did it: a name made in a sensitive directory joins the
+	 * set (a hash lookup, no system call). */
+	if ((r->mask & FAN_CREATE) && f->sens.n)
+		fansens_entered(f, &r->dfid, &r->fid, dir);
+	if ((r->mask & FAN_RENAME) && f->sens.n)
+		fansens_entered(f, &r->new, &r->fid, dir);
+	if (!ptab_get(f->a->tab, r->pid, true, &pe)) {
+		if (r->mask & (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE))
+			fanemit_foreign_close(f, r);
+		return;
+	}
+	fanemit_rec(f, &pe, r);
 }
 
 /* Whether buf holds an event of a pid the table does not know (yet). */
@@ -283,8 +121,10 @@ static void fm_tick(struct fanmon *f)
 	uint64_t exp;
 
 	(void)!read(f->tfd, &exp, sizeof(exp));
-	pend_flush(f, false);
+	fanemit_flush(f, false);
+	fanreads_flush(f->rd, false);
 	mntwatch_poll(f->a->mw);
+	fanemit_losses(f);
 	if (f->overflows) {
 		/* The kernel says that events were dropped, not how many. */
 		snprintf(why, sizeof(why), "fanotify queue overflow (%llu overflow events; "
@@ -302,8 +142,14 @@ static void *fm_main(void *arg)
 	int n;
 
 	(void)pthread_setname_np(pthread_self(), "sg-fanotify");
+	/* The walk goes a slice at a time while the queue is empty: reads are seen by
+	 * path meanwhile, and the queue does not fill up behind a long walk. */
+	if (f->reads && fansens_walk_start(f) != 0)
+		log_warnx("audit: sensitive files are recognised by their path only (no memory)");
 	for (;;) {
-		n = epoll_wait(f->ep, evs, 4, -1);
+		n = epoll_wait(f->ep, evs, 4, f->walk ? 0 : -1);
+		if (n == 0 && f->walk)
+			(void)fansens_walk_step(f, 256);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -315,7 +161,8 @@ static void *fm_main(void *arg)
 				goto out;
 			if (evs[i].data.fd == f->tfd)
 				fm_tick(f);
-			else if (evs[i].data.fd == mntwatch_fd(f->a->mw))
+			else if (evs[i].data.fd == mntwatch_fd(f->a->mw) ||
+				 evs[i].data.fd == mntwatch_host_fd(f->a->mw))
 				mntwatch_on_event(f->a->mw);
 			else
 				fm_drain(f);
@@ -323,13 +170,18 @@ static void *fm_main(void *arg)
 	}
 out:
 	fm_drain(f);
-	pend_flush(f, true);
+	fanemit_flush(f, true);
+	fanreads_flush(f->rd, true);
+	fanemit_losses(f);
 	return NULL;
 }
 
 static uint64_t fm_mask(const struct audit_settings *s)
 {
-	uint64_t m = FAN_CREATE | FAN_DELETE | FAN_RENAME | FAN_CLOSE_WRITE;
+	/* FAN_ONDIR: a directory's own create, delete, rename and attribute change (a
+	 * directory moved into place is a rename of its own); its reads are skipped. */
+	uint64_t m = FAN_CREATE | FAN_DELETE | FAN_RENAME | FAN_CLOSE_WRITE | FAN_ATTRIB |
+		     FAN_ONDIR;
 
 	/* FAN_MODIFY is an event per write() of every process on the filesystem: with it
 	 * on, a 50k-file untar paid ~18 % in the kernel with a reader that did nothing,
@@ -344,12 +196,16 @@ static int fm_mark(struct fanmon *f, const struct audit_settings *s)
 	for (size_t i = 0; i < s->n_marks; i++) {
 		int ret = fanpath_mount(&f->mnts, s->marks[i]);
 
+		if (ret == -EEXIST)
+			continue;   /* that filesystem twice */
 		if (ret)
 			return ret;
-		if (fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, fm_mask(s),
+		if (fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, f->mask,
 				  AT_FDCWD, s->marks[i]) != 0)
 			return -errno;
 	}
+	if (s->file_mounts)
+		fanmark_all(f);
 	return 0;
 }
 
@@ -379,6 +235,8 @@ static int fm_fds(struct fanmon *f)
 		ret = ep_add(f->ep, f->fan);
 	if (ret == 0 && mntwatch_fd(f->a->mw) >= 0)
 		ret = ep_add(f->ep, mntwatch_fd(f->a->mw));   /* mount events (6.15+) */
+	if (ret == 0 && mntwatch_host_fd(f->a->mw) >= 0)
+		ret = ep_add(f->ep, mntwatch_host_fd(f->a->mw));
 	return ret;
 }
 
@@ -390,6 +248,11 @@ static void fm_close(struct fanmon *f)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	fanpath_close(&f->mnts);
+	fansens_walk_stop(f);
+	fanid_fini(&f->sens);
+	fanid_fini(&f->attrs);
+	fanreads_free(f->rd);
+	pthread_mutex_destroy(&f->wd_mu);
 	for (size_t i = 0; i < f->n_sensitive; i++)
 		free(f->sensitive[i]);
 	free(f->sensitive);
@@ -407,6 +270,57 @@ static int copy_sensitive(struct fanmon *f, const struct audit_settings *s)
 	return 0;
 }
 
+/* ---- the mount watcher's hooks (this thread) ---------------------------------------- */
+
+static void on_mounted(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m)
+{
+	int ret = fanmark_mount(ctx, nspid, m->target, m->fstype);
+
+	/* A new tmpfs a session mounted is empty at its mount: what it holds now was
+	 * written before the mark could see it. */
+	if (ret == 0 && sid[0] && strcmp(m->fstype, "tmpfs") == 0)
+		fanmark_catch_up(ctx, sid, m->target);
+	if (ret && ret != -EEXIST)
+		log_errno(ret, "audit: files on %s (%s), mounted after start, are not watched",
+			  m->target, m->fstype);
+}
+
+static void on_unmounted(void *ctx, const struct mount_entry *m)
+{
+	fanmark_unmount(ctx, makedev(m->dev_major, m->dev_minor));
+}
+
+static bool session_of(void *ctx, pid_t pid, char *sid, size_t len)
+{
+	struct fanmon *f = ctx;
+	struct ptab_ent pe;
+
+	if (!ptab_get(f->a->tab, pid, true, &pe))
+		return false;
+	snprintf(sid, len, "%s", pe.sid);
+	return true;
+}
+
+void fanmon_workdir(struct fanmon *f, const char *sid, const char *path)
+{
+	size_t at = FAN_WORKDIRS_MAX;
+
+	if (!f || !sid)
+		return;
+	pthread_mutex_lock(&f->wd_mu);
+	for (size_t i = 0; i < FAN_WORKDIRS_MAX; i++) {
+		if (strcmp(f->wd[i].sid, sid) == 0)
+			f->wd[i].sid[0] = '\0';
+		if (!f->wd[i].sid[0] && at == FAN_WORKDIRS_MAX)
+			at = i;
+	}
+	if (path && path[0] && at < FAN_WORKDIRS_MAX) {
+		snprintf(f->wd[at].sid, sizeof(f->wd[at].sid), "%s", sid);
+		snprintf(f->wd[at].path, sizeof(f->wd[at].path), "%s", path);
+	}
+	pthread_mutex_unlock(&f->wd_mu);
+}
+
 int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s)
 {
 	struct fanmon *f = calloc(1, sizeof(*f));
@@ -416,8 +330,18 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 		return -ENOMEM;
 	f->a = a;
 	f->modify = s->file_modify;
+	f->reads = s->n_sensitive > 0;
+	f->mask = fm_mask(s);
 	f->stopfd = f->tfd = f->fan = f->ep = -1;
+	pthread_mutex_init(&f->wd_mu, NULL);
 	ret = copy_sensitive(f, s);
+	if (ret == 0)
+		ret = fanid_init(&f->sens, FAN_SENS_MAX);
+	if (ret == 0)
+		ret = fanid_init(&f->attrs, FAN_ATTRS_MAX);
+	if (ret == 0)
+		ret = fanreads_new(&f->rd, (s->read_repeat_ms ? s->read_repeat_ms : 60000) *
+				   1000000ull);
 	if (ret == 0) {
 		f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
 				       FAN_REPORT_DFID_NAME_TARGET,
@@ -427,8 +351,12 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 	if (ret == 0)
 		ret = fm_fds(f);
 	if (ret == 0)
+		mntwatch_set_hooks(a->mw, &(struct mntwatch_hooks){ .ctx = f, .mounted = on_mounted,
+				   .unmounted = on_unmounted, .session_of = session_of });
+	if (ret == 0)
 		ret = -pthread_create(&f->th, NULL, fm_main, f);
 	if (ret) {
+		mntwatch_set_hooks(a->mw, &(struct mntwatch_hooks){ 0 });   /* f goes */
 		fm_close(f);
 		return ret;
 	}

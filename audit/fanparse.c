@@ -60,6 +60,8 @@ static int parse_info(const uint8_t *rec, size_t len, struct fan_rec *r)
 		return parse_fid(rec, len, true, &r->old);
 	case FAN_EVENT_INFO_TYPE_NEW_DFID_NAME:
 		return parse_fid(rec, len, true, &r->new);
+	case FAN_EVENT_INFO_TYPE_FID:
+		return r->fid.set ? 0 : parse_fid(rec, len, false, &r->fid);
 	case FAN_EVENT_INFO_TYPE_MNT:
 		if (len < INFO_HDR + sizeof(mnt))
 			return -EINVAL;
@@ -68,7 +70,7 @@ static int parse_info(const uint8_t *rec, size_t len, struct fan_rec *r)
 		r->has_mnt = true;
 		return 0;
 	default:
-		/* FID (the object itself), pidfd, error, range: not needed for a path. */
+		/* pidfd, error, range: not needed. */
 		return 0;
 	}
 }

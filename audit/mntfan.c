@@ -50,6 +50,37 @@ int mntfan_mark(int fd, pid_t pid)
 	return ret;
 }
 
+size_t mntfan_read_all(int fd, pid_t *pids, bool *attach, size_t max, bool *overflow)
+{
+	union {
+		struct fanotify_event_metadata m;
+		char b[4096];
+	} buf;
+	struct fanotify_event_metadata *m;
+	size_t n = 0;
+	ssize_t got;
+
+	*overflow = false;
+	while ((got = read(fd, buf.b, sizeof(buf.b))) > 0) {
+		for (m = &buf.m; FAN_EVENT_OK(m, got); m = FAN_EVENT_NEXT(m, got)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION)
+				continue;
+			if (m->mask & FAN_Q_OVERFLOW) {
+				*overflow = true;
+				continue;
+			}
+			if (!(m->mask & (FAN_MNT_ATTACH | FAN_MNT_DETACH)))
+				continue;
+			if (n < max) {
+				pids[n] = m->pid;
+				attach[n] = (m->mask & FAN_MNT_ATTACH) != 0;
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
 size_t mntfan_read(int fd, pid_t *pid, bool *attach, bool *overflow)
 {
 	union {

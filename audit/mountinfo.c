@@ -39,19 +39,43 @@ static bool field(const char *line, size_t len, size_t *i, const char **f, size_
 	return true;
 }
 
+/* "MAJOR:MINOR" into m (0:0 when malformed). */
+static void dev_field(const char *f, size_t n, struct mount_entry *m)
+{
+	unsigned v[2] = { 0, 0 };
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (f[i] == ':' && k == 0)
+			k = 1;
+		else if (f[i] >= '0' && f[i] <= '9' && v[k] < 0x1000000u)
+			v[k] = v[k] * 10 + (unsigned)(f[i] - '0');
+		else
+			return;
+	}
+	m->dev_major = v[0];
+	m->dev_minor = v[1];
+}
+
 int mountinfo_line(const char *line, size_t len, struct mount_entry *m)
 {
 	const char *f, *target = NULL;
 	size_t i = 0, n, tlen = 0, k;
 
+	m->ro = false;
+	m->dev_major = m->dev_minor = 0;
 	/* id, parent, major:minor, root, mount point, options, optional..., "-" */
 	for (k = 0; k < 6; k++) {
 		if (!field(line, len, &i, &f, &n))
 			return -EINVAL;
+		if (k == 2)
+			dev_field(f, n, m);
 		if (k == 4) {
 			target = f;
 			tlen = n;
 		}
+		if (k == 5)
+			m->ro = n >= 2 && f[0] == 'r' && f[1] == 'o' && (n == 2 || f[2] == ',');
 	}
 	do {
 		if (!field(line, len, &i, &f, &n))

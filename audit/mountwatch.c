@@ -43,10 +43,13 @@ struct mntns {
 	uint64_t gone_ns;            /* when pid was found gone (monotonic); 0: alive */
 };
 
-/* A lone fanotify mount event: who, and which kind. */
+#define MNT_HINTS 16
+
+/* The fanotify mount events of one read: who, and which kind. */
 struct mnt_hint {
-	pid_t pid;
-	bool attach;
+	size_t n;                    /* events read (more than MNT_HINTS: only n is known) */
+	pid_t pid[MNT_HINTS];
+	bool attach[MNT_HINTS];
 };
 
 struct mntwatch {
@@ -57,11 +60,15 @@ struct mntwatch {
 	struct mount_entry *self_v;  /* the daemon's own mounts: first-reading baseline */
 	size_t self_n;
 	int fan;                     /* fanotify mount-event group; -1: polling only */
+	int fan_host;                /* another for the daemon's own namespace: its events
+				      * (any host process's) do not blur a session's */
 	struct {
 		uint64_t ns;
 		pid_t pid;           /* the process the mark was made through */
 	} marked[MNTNS_MAX];         /* namespaces marked recently (under mu), a ring */
 	size_t marked_next;
+	struct mntns host;           /* the daemon's own namespace (fanotify thread only) */
+	struct mntwatch_hooks hooks;
 };
 
 /* Reads an open mountinfo from its start (it stays readable, and its namespace alive,
@@ -143,10 +150,21 @@ int mntwatch_new(struct mntwatch **out)
 		w->fan = -1;
 	w->self_ns = stat("/proc/self/ns/mnt", &st) == 0 ? (uint64_t)st.st_ino : 0;
 	ret = read_mounts("/proc/self/mountinfo", &w->self_v, &w->self_n);
+	if (ret == 0)
+		ret = read_mounts("/proc/self/mountinfo", &w->host.v, &w->host.n);
 	if (ret) {
 		mntwatch_free(w);
 		return ret;
 	}
+	/* The host's namespace too: a tmpfs mounted there after start is the session's to
+	 * write when the session shares it. */
+	w->host.ns = w->self_ns;
+	w->host.pid = getpid();
+	w->fan_host = w->fan >= 0 ? mntfan_open() : -1;
+	if (w->fan_host < 0)
+		w->fan_host = -1;
+	if (w->fan_host >= 0)
+		(void)mntfan_mark(w->fan_host, w->host.pid);   /* refused: polling reads it */
 	*out = w;
 	return 0;
 }
@@ -161,8 +179,11 @@ void mntwatch_free(struct mntwatch *w)
 		ns_close(&w->pending[i]);
 	}
 	free(w->self_v);
+	free(w->host.v);
 	if (w->fan >= 0)
 		close(w->fan);
+	if (w->fan_host >= 0)
+		close(w->fan_host);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
@@ -170,6 +191,11 @@ void mntwatch_free(struct mntwatch *w)
 int mntwatch_fd(const struct mntwatch *w)
 {
 	return w ? w->fan : -1;
+}
+
+int mntwatch_host_fd(const struct mntwatch *w)
+{
+	return w ? w->fan_host : -1;
 }
 
 /*
@@ -245,7 +271,7 @@ static bool contains(const struct mount_entry *v, size_t n, const struct mount_e
 static void emit_mount(const char *type, const struct mntns *e, const struct mount_entry *m,
 		       pid_t pid)
 {
-	struct event *ev = event_new(type, e->sid, EVENT_SRC_KERNEL);
+	struct event *ev = event_new(type, e->sid[0] ? e->sid : NULL, EVENT_SRC_KERNEL);
 
 	if (!ev)
 		return;
@@ -276,21 +302,103 @@ static size_t missing(const struct mount_entry *a, size_t an, const struct mount
  * of a lone fanotify event: it is given to the one mount (attach) or unmount (detach)
  * of the reading, when there is exactly one of that kind.
  */
-static void diff(const struct mntns *e, const struct mount_entry *old, size_t on,
+static bool dev_used(const struct mount_entry *v, size_t n, const struct mount_entry *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].dev_major == m->dev_major && v[i].dev_minor == m->dev_minor)
+			return true;
+	return false;
+}
+
+/* Whether a filesystem is still mounted in a namespace we read (the host's or one a
+ * session lives in), other than the reading nv of the namespace at hand. */
+static bool dev_in_use(const struct mntwatch *w, const struct mntns *e,
+		       const struct mount_entry *nv, size_t nn, const struct mount_entry *m)
+{
+	if (dev_used(nv, nn, m) || (e != &w->host && dev_used(w->host.v, w->host.n, m)))
+		return true;
+	for (size_t i = 0; i < MNTNS_MAX; i++)
+		if (&w->ns[i] != e && w->ns[i].ns && dev_used(w->ns[i].v, w->ns[i].n, m))
+			return true;
+	return false;
+}
+
+/* The session of the host namespace's mounting process, when it is a session's. */
+static const struct mntns *who(const struct mntwatch *w, const struct mntns *e, pid_t pid,
+			       struct mntns *tmp)
+{
+	if (e != &w->host || pid <= 0 || !w->hooks.session_of)
+		return e;
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->ns = e->ns;
+	if (!w->hooks.session_of(w->hooks.ctx, pid, tmp->sid, sizeof(tmp->sid)))
+		return e;
+	return tmp;
+}
+
+static uint64_t ns_of_pid(pid_t pid)
+{
+	char p[48];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	return stat(p, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/*
+ * The process behind the one change of a kind (attach) in namespace ns: the event of
+ * that kind whose process lives in ns; failing that (the process is gone already, as
+ * mount(8) often is), the only event of that kind in the read. 0: not known.
+ */
+static pid_t hint_pid(const struct mnt_hint *h, bool attach, uint64_t ns)
+{
+	pid_t only = 0;
+	size_t kind = 0;
+
+	if (!h || h->n > MNT_HINTS)
+		return 0;
+	for (size_t i = 0; i < h->n; i++) {
+		uint64_t pns;
+
+		if (h->attach[i] != attach || h->pid[i] <= 0)
+			continue;
+		kind++;
+		pns = ns_of_pid(h->pid[i]);
+		if (pns == ns)
+			return h->pid[i];
+		if (pns == 0)
+			only = h->pid[i];
+	}
+	return kind == 1 ? only : 0;
+}
+
+static void diff(const struct mntwatch *w, const struct mntns *e,
+		 const struct mount_entry *old, size_t on,
 		 const struct mount_entry *nv, size_t nn, const struct mnt_hint *h)
 {
+	struct mntns tmp;
 	pid_t pm = 0, pu = 0;
 
-	if (h && h->pid > 0 && h->attach && missing(nv, nn, old, on) == 1)
-		pm = h->pid;
-	if (h && h->pid > 0 && !h->attach && missing(old, on, nv, nn) == 1)
-		pu = h->pid;
-	for (size_t i = 0; i < nn; i++)
-		if (!contains(old, on, &nv[i]))
-			emit_mount("file.mount", e, &nv[i], pm);
-	for (size_t i = 0; i < on; i++)
-		if (!contains(nv, nn, &old[i]))
-			emit_mount("file.unmount", e, &old[i], pu);
+	if (missing(nv, nn, old, on) == 1)
+		pm = hint_pid(h, true, e->ns);
+	if (missing(old, on, nv, nn) == 1)
+		pu = hint_pid(h, false, e->ns);
+	for (size_t i = 0; i < nn; i++) {
+		if (contains(old, on, &nv[i]))
+			continue;
+		const struct mntns *by = who(w, e, pm, &tmp);
+
+		emit_mount("file.mount", by, &nv[i], pm);
+		if (w->hooks.mounted && !nv[i].ro)
+			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid, by->sid, &nv[i]);
+	}
+	for (size_t i = 0; i < on; i++) {
+		if (contains(nv, nn, &old[i]))
+			continue;
+		emit_mount("file.unmount", who(w, e, pu, &tmp), &old[i], pu);
+		if (w->hooks.unmounted && !dev_in_use(w, e, nv, nn, &old[i]))
+			w->hooks.unmounted(w->hooks.ctx, &old[i]);
+	}
 }
 
 /* Moves the namespaces noted since the last poll into ns[]. */
@@ -361,12 +469,34 @@ static void ns_let_go(struct mntns *e)
 	e->pid = 0;
 }
 
-static void poll_all(struct mntwatch *w, const struct mnt_hint *h)
+/* The host's namespace: its mounts since start. */
+static void poll_host(struct mntwatch *w, const struct mnt_hint *h)
+{
+	struct mount_entry *nv;
+	size_t nn;
+
+	if (read_mounts("/proc/self/mountinfo", &nv, &nn) != 0)
+		return;
+	diff(w, &w->host, w->host.v, w->host.n, nv, nn, h);
+	free(w->host.v);
+	w->host.v = nv;
+	w->host.n = nn;
+}
+
+void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h)
+{
+	if (w)
+		w->hooks = *h;
+}
+
+/* h: hints for the sessions' namespaces, hh: for the host's. */
+static void poll_all(struct mntwatch *w, const struct mnt_hint *h, const struct mnt_hint *hh)
 {
 	struct mount_entry *nv;
 	char path[48];
 	size_t nn;
 
+	poll_host(w, hh);
 	take_pending(w);
 	for (size_t i = 0; i < MNTNS_MAX; i++) {
 		struct mntns *e = &w->ns[i];
@@ -386,9 +516,9 @@ static void poll_all(struct mntwatch *w, const struct mnt_hint *h)
 		if (!e->v)
 			refresh_self(w);   /* host mounts made since start are not the session's */
 		if (e->v)
-			diff(e, e->v, e->n, nv, nn, h);
+			diff(w, e, e->v, e->n, nv, nn, h);
 		else
-			diff(e, w->self_v, w->self_n, nv, nn, h);
+			diff(w, e, w->self_v, w->self_n, nv, nn, h);
 		free(e->v);
 		e->v = nv;
 		e->n = nn;
@@ -401,19 +531,25 @@ void mntwatch_poll(struct mntwatch *w)
 	if (w && w->fan >= 0)
 		mntwatch_on_event(w);   /* pending mount events first: their hint goes with */
 	else if (w)
-		poll_all(w, NULL);
+		poll_all(w, NULL, NULL);
+}
+
+static void read_hints(int fd, struct mnt_hint *h)
+{
+	bool overflow = false;
+
+	h->n = fd >= 0 ? mntfan_read_all(fd, h->pid, h->attach, MNT_HINTS, &overflow) : 0;
+	if (overflow && audit_emit_loss("fanotify_mount", -1, "mount event queue overflow") != 0)
+		log_warnx("audit: could not record a mount event overflow");
 }
 
 void mntwatch_on_event(struct mntwatch *w)
 {
-	struct mnt_hint h;
-	bool overflow;
-	size_t n;
+	struct mnt_hint h, hh;
 
 	if (!w || w->fan < 0)
 		return;
-	n = mntfan_read(w->fan, &h.pid, &h.attach, &overflow);
-	if (overflow && audit_emit_loss("fanotify_mount", -1, "mount event queue overflow") != 0)
-		log_warnx("audit: could not record a mount event overflow");
-	poll_all(w, n == 1 ? &h : NULL);
+	read_hints(w->fan, &h);
+	read_hints(w->fan_host, &hh);
+	poll_all(w, h.n ? &h : NULL, hh.n ? &hh : NULL);
 }

@@ -88,6 +88,8 @@ int daemon_audit_init(struct daemon *d)
 		.package_alerts = !d->cfg->detect.enabled,
 		.exec_audit = c->exec_source == SG_EXEC_AUDIT,
 		.proc_rcvbuf = c->proc_rcvbuf,
+		.file_mounts = c->file_mounts,
+		.read_repeat_ms = c->read_repeat_ms,
 	};
 	char off[32];
 	int ret;
@@ -124,6 +126,8 @@ void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid)
 	s = d->sessions ? sessions_find(d->sessions->reg, sid) : NULL;
 	if (s)
 		pkg_policy(d, s);
+	if (s && s->workdir)
+		audit_session_workdir(d->audit, sid, s->workdir);   /* its reads are logged */
 }
 
 void daemon_audit_fini(struct daemon *d)

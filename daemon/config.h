@@ -142,6 +142,8 @@ struct sg_audit_config {
 	size_t n_file_marks;
 	char **sensitive_paths;       /* prefixes whose reads are logged; "~/x": any home */
 	size_t n_sensitive_paths;
+	bool file_mounts;             /* mark every writable filesystem, and new mounts; true */
+	uint64_t read_repeat_ms;      /* repeated reads summed up this often; 60 s */
 };
 
 /* What the limits watcher does when a session's workdir outgrows --disk. */

@@ -62,6 +62,8 @@ int cfg_audit_default(struct sg_audit_config *a)
 	 * proc connector stays the fallback (docs/audit.md "Exec source"). */
 	a->exec_source = SG_EXEC_AUDIT;
 	a->proc_rcvbuf = 32u << 20;
+	a->file_mounts = true;
+	a->read_repeat_ms = 60000;
 	if (set_list(&a->file_marks, &a->n_file_marks, root) ||
 	    set_list(&a->sensitive_paths, &a->n_sensitive_paths, default_sensitive))
 		return -ENOMEM;
@@ -153,6 +155,8 @@ static const struct cfg_key audit_keys[] = {
 	{ "proc_rcvbuf", CK_SIZE, F(AC, proc_rcvbuf), 0, 4096, 1u << 30, NULL, NULL },
 	{ "file_marks", CK_CUSTOM, 0, 0, 0, 0, NULL, key_marks },
 	{ "sensitive_paths", CK_CUSTOM, 0, 0, 0, 0, NULL, key_sensitive },
+	{ "file_mounts", CK_BOOL, F(AC, file_mounts), 0, 0, 0, NULL, NULL },
+	{ "read_repeat_interval", CK_DURATION, F(AC, read_repeat_ms), 0, 1000, 86400000, NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef AC

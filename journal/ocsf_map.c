@@ -13,6 +13,7 @@ static const struct ocsf_map maps[] = {
 	{ "file.write", 1001, 3, "Update" },
 	{ "file.delete", 1001, 4, "Delete" },
 	{ "file.rename", 1001, 5, "Rename" },
+	{ "file.attr", 1001, 6, "Set Attributes" },
 	{ "file.mount", 1001, 99, "Mount" },
 	{ "file.unmount", 1001, 99, "Unmount" },
 	{ "net.connect", 4001, 1, "Open" },

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		touch(&r.dfid, data, size);
 		touch(&r.old, data, size);
 		touch(&r.new, data, size);
+		touch(&r.fid, data, size);
 	}
 	return 0;
 }

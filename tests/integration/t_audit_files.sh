@@ -8,7 +8,8 @@ require_root
 
 S=$T_TMP/secret
 W=$T_TMP/work
-mkdir -p "$S" "$W" && echo key >"$S/key" && echo plain >"$W/plain"
+O=$T_TMP/other
+mkdir -p "$S" "$W" "$O" && echo key >"$S/key" && echo plain >"$O/plain"
 write_config "$T_TMP/c.yaml" "audit:
   file_marks: [\"/\"]
   sensitive_paths: [\"$S\", \"~/.ssh\"]"
@@ -44,19 +45,22 @@ check "a file still open is reported within the flush interval" \
 	wait_for "file.write of open.txt" 2 has file.write "$W/open.txt"
 wait "$OPENER"
 
-# ---- reads: only under the sensitive prefix ----------------------------------------------
-sgrun --session s1 -- cat "$S/key" "$W/plain" >/dev/null
+# ---- reads: only under the sensitive prefixes (and the session's workdir) ---------------
+# (the workdir became a read-logged place with issue 18: the plain file lives outside it)
+sgrun --session s1 -- cat "$S/key" "$O/plain" >/dev/null
 check "file.read under the sensitive prefix" wait_for "file.read" 10 has file.read "$S/key"
 e=$(fev file.read "$S/key")
 jcheck "file.read fields" "$e" '(.pid | type) == "number" and .uid == 0'
-check "no file.read outside sensitive paths" test -z "$(fev file.read "$W/plain")"
+check "no file.read outside sensitive paths" test -z "$(fev file.read "$O/plain")"
 
 # ---- host and daemon: nothing ----------------------------------------------------------------
 echo host >"$W/host.txt"; cat "$S/key" >/dev/null; rm "$W/host.txt"
 sgrun --session s1 -- sh -c 'echo z >last.txt'
 wait_for "the last session write" 10 has file.write "$W/last.txt"
 check "host writes give no event" test -z "$(journal_lines "$SG_STATE" | grep -F host.txt)"
-n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and .session_id != "s1")' | wc -l)
+# (host mounts are reported as host-level file.mount/unmount since issue 16.3: not these)
+n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and .session_id != "s1" and
+	((.event == "file.mount" or .event == "file.unmount") and .session_id == null | not))' | wc -l)
 check "every file event belongs to the session (none of the daemon's own)" test "$n" -eq 0
 n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and (.path | startswith("'"$SG_STATE"'")))' | wc -l)
 check "the journal's own writes are not logged" test "$n" -eq 0

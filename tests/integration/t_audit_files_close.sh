@@ -40,7 +40,20 @@ check "every create after the rename under the new name ($n)" test "$n" -eq 100
 n=$(ev file.write s1 | jq -r .path | grep -c "^$W/d[12]/[fg][0-9]*$")
 check "200 writes ($n)" test "$n" -eq 200
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "sensor.loss")' | wc -l)
+journal_lines "$SG_STATE" | jq -c 'select(.event == "sensor.loss") | {sensor, lost, why}' | sed 's/^/# /'
 check "no loss" test "$n" -eq 0
+
+# ---- the last close left to the kernel (a descriptor in flight on a unix socket) -------
+# With no FAN_MODIFY the close is the write's only trace, and the kernel's worker makes
+# it: counted as loss with its reason (the control: the same write closed by the process).
+sgrun --session s1 -- sh -c "echo ctl >'$W/ctl.txt'"
+wait_for "control write" 10 has file.write "$W/ctl.txt"
+sgrun --session s1 -- "$BIN/sg_fileops" inflight "$W/flight.txt"
+kl() { journal_lines "$SG_STATE" | jq -c 'select(.event == "sensor.loss" and .sensor == "fanotify" and (.why | contains("kernel thread")))'; }
+klhas() { [ -n "$(kl)" ]; }
+check "fd in flight, closed by the kernel: sensor.loss naming it" wait_for "kthread loss" 10 klhas
+kl | sed 's/^/# /'
+check "control: the same write closed by the process is a file.write" has file.write "$W/ctl.txt"
 
 kill "$KEEP" 2>/dev/null
 stop_daemon

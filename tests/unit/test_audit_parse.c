@@ -235,6 +235,7 @@ static void test_mountinfo(void **state)
 {
 	const char *l = "36 35 98:0 /mnt1 /a\\040b rw,noatime master:1 shared:2 - tmpfs sg\\011x rw";
 	const char *bad = "36 35 98:0 /mnt1 /a rw,noatime master:1 tmpfs src rw";
+	const char *ro = "105 26 0:41 / /t/ro ro,relatime - tmpfs tmpfs ro,size=1024k";
 	struct mount_entry m;
 
 	(void)state;
@@ -242,6 +243,13 @@ static void test_mountinfo(void **state)
 	assert_string_equal(m.target, "/a b");
 	assert_string_equal(m.fstype, "tmpfs");
 	assert_string_equal(m.source, "sg\tx");
+	assert_int_equal(m.dev_major, 98);
+	assert_int_equal(m.dev_minor, 0);
+	assert_false(m.ro);
+	assert_int_equal(mountinfo_line(ro, strlen(ro), &m), 0);
+	assert_true(m.ro);
+	assert_int_equal(m.dev_major, 0);
+	assert_int_equal(m.dev_minor, 41);
 	assert_int_equal(mountinfo_line(bad, strlen(bad), &m), -EINVAL);
 	assert_int_equal(mountinfo_line(l, 20, &m), -EINVAL);
 }

@@ -54,8 +54,8 @@ static const char *const envelope[] = {
  */
 static const struct { const char *fn; const char *types[6]; } dynamic[] = {
 	{ "emit_mount", { "file.mount", "file.unmount" } },
-	{ "emit_file", { "file.create", "file.write", "file.read", "file.delete",
-			 "file.rename" } },
+	{ "fanemit_begin", { "file.create", "file.write", "file.read", "file.delete",
+			     "file.rename", "file.attr" } },
 	{ "emit_lifecycle", { "daemon.start", "daemon.stop" } },
 	{ "on_retention", { "retention.archive", "retention.purge" } },
 	{ "writer_segment_head", { "journal.open", "journal.segment" } },
