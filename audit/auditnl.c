@@ -6,6 +6,8 @@
  * as they were only when we changed them.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +240,36 @@ static bool str_field(uint32_t f)
 	       f == AUDIT_DIR || f == AUDIT_FILTERKEY || f == AUDIT_EXE;
 }
 
+/* "sandgate-PID" with no process of that PID: a daemon killed before it could clean up. */
+static bool key_is_stale(const char *rk, size_t len)
+{
+	char num[16];
+	long pid;
+	char *end;
+
+	if (len < 10 || len - 9 >= sizeof(num) || memcmp(rk, "sandgate-", 9) != 0)
+		return false;
+	memcpy(num, rk + 9, len - 9);
+	num[len - 9] = '\0';
+	errno = 0;
+	pid = strtol(num, &end, 10);
+	if (errno || *end || pid <= 0 || pid > INT32_MAX)
+		return false;
+	return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+static void note_stale(struct auditnl_scan *sc, const char *rk, size_t len)
+{
+	for (unsigned i = 0; i < sc->n_stale; i++)
+		if (strlen(sc->stale[i]) == len && memcmp(sc->stale[i], rk, len) == 0)
+			return;
+	if (sc->n_stale >= AUDITNL_STALE_MAX || len >= sizeof(sc->stale[0]))
+		return;   /* the rest on the next start */
+	memcpy(sc->stale[sc->n_stale], rk, len);
+	sc->stale[sc->n_stale][len] = '\0';
+	sc->n_stale++;
+}
+
 /* What one listed rule says: its arch, its key, and whether it audits execve at exit. */
 static void scan_rule(const struct audit_rule_data *r, size_t len, const char *key,
 		      const uint32_t *arch, const unsigned nrs[][2], size_t k,
@@ -268,7 +300,10 @@ static void scan_rule(const struct audit_rule_data *r, size_t len, const char *k
 	if (!rk || rklen < 8 || memcmp(rk, "sandgate", 8) != 0)
 		return;
 	if (rklen != klen || memcmp(rk, key, klen) != 0) {
-		sc->others++;   /* another sandgated's rule */
+		if (key_is_stale(rk, rklen))
+			note_stale(sc, rk, rklen);
+		else
+			sc->others++;   /* another live sandgated's rule */
 		return;
 	}
 	for (size_t i = 0; i < k && i < AUDITNL_RULES; i++)
@@ -333,6 +368,31 @@ int auditnl_rules_scan(int fd, const char *key, struct auditnl_scan *sc)
 	nh->nlmsg_seq = seq;
 	ret = send(fd, buf, nh->nlmsg_len, 0) < 0 ? -errno : scan_read(fd, seq, buf, key, sc);
 	free(buf);
+	return ret;
+}
+
+int auditnl_rules_reap(int fd, const char *key, unsigned *reaped)
+{
+	uint32_t arch[AUDITNL_RULES];
+	unsigned nrs[AUDITNL_RULES][2];
+	size_t k = rules_of_arch(arch, nrs, AUDITNL_RULES);
+	struct auditnl_scan *sc = calloc(1, sizeof(*sc));
+	int ret;
+
+	*reaped = 0;
+	if (!sc)
+		return -ENOMEM;
+	ret = auditnl_rules_scan(fd, key, sc);
+	for (unsigned i = 0; ret == 0 && i < sc->n_stale; i++) {
+		for (size_t j = 0; j < k && ret == 0; j++) {
+			ret = rule_op(fd, sc->stale[i], AUDIT_DEL_RULE, arch[j], nrs[j]);
+			if (ret == -ENOENT)
+				ret = 0;   /* that daemon had no rule of this arch */
+		}
+		if (ret == 0)
+			(*reaped)++;
+	}
+	free(sc);
 	return ret;
 }
 

@@ -30,13 +30,24 @@ int auditnl_rules_add(int fd, const char *key, bool *added, size_t n);
 /* Deletes, by exact match, the rules flagged in added[]. 0 or the first -errno. */
 int auditnl_rules_del(int fd, const char *key, const bool *added, size_t n);
 
+#define AUDITNL_STALE_MAX 16
+
 /* What the kernel's rule list holds (AUDIT_LIST_RULES). */
 struct auditnl_scan {
 	bool present[AUDITNL_RULES];  /* our rule i (same key, arch, exit,always, execve) */
-	unsigned others;              /* rules of another daemon ("sandgate-*", other key) */
+	unsigned others;              /* rules of another live daemon ("sandgate-*") */
+	unsigned n_stale;             /* keys of daemons that are gone (killed: -9 leaves
+				       * its rules), up to AUDITNL_STALE_MAX */
+	char stale[AUDITNL_STALE_MAX][24];
 };
 /* Lists the rules. 0 or -errno. */
 int auditnl_rules_scan(int fd, const char *key, struct auditnl_scan *sc);
+/*
+ * Deletes the exec rules of daemons that are gone: keys "sandgate-PID" whose PID no
+ * process has (a daemon killed with -9 cannot delete its own). *reaped counts the keys.
+ * 0 or -errno.
+ */
+int auditnl_rules_reap(int fd, const char *key, unsigned *reaped);
 /* How many rules this machine needs (the arches). */
 size_t auditnl_rules_count(void);
 

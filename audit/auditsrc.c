@@ -353,6 +353,11 @@ static int as_setup_kernel(struct auditsrc *s)
 		s->set_backlog = true;
 		s->old_backlog = st.backlog_limit;
 	}
+	/* Rules of daemons killed before they could delete them would log every exec of
+	 * the host for nobody, and read as another daemon's (whose flag we leave alone). */
+	ret = auditnl_rules_reap(s->ctl, s->key, &s->reaped);
+	if (ret)
+		return ret;
 	ret = auditnl_rules_add(s->ctl, s->key, s->added, AUDITNL_RULES);
 	if (ret)
 		return ret;
@@ -395,6 +400,9 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 		ret = -pthread_create(&s->th, NULL, as_main, s);
 	if (ret)
 		goto fail;
+	if (s->reaped)
+		log_info("audit: deleted the exec rules of %u sandgated(s) no longer running",
+			 s->reaped);
 	*out = s;
 	return 0;
 fail:

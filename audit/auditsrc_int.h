@@ -21,6 +21,7 @@ struct auditsrc {
 	pthread_t th;
 	char key[32];                /* our rules' key: "sandgate-PID" */
 	bool added[AUDITNL_RULES];
+	unsigned reaped;             /* keys of killed daemons whose rules we deleted */
 	bool set_enabled, set_backlog;
 	uint32_t old_enabled, old_backlog, lost_seen;
 	uint64_t enobufs;
