@@ -254,10 +254,13 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* The same filesystem (st_dev) at the same place: a new tmpfs at a path the host also
+ * has (a session namespace's own /dev/shm) is another mount, not the host's. */
 static bool same_mount(const struct mount_entry *a, const struct mount_entry *b)
 {
 	return strcmp(a->target, b->target) == 0 && strcmp(a->fstype, b->fstype) == 0 &&
-	       strcmp(a->source, b->source) == 0;
+	       strcmp(a->source, b->source) == 0 && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor;
 }
 
 static bool contains(const struct mount_entry *v, size_t n, const struct mount_entry *m)

@@ -29,7 +29,8 @@ write_config "$T_TMP/a.yaml" "audit:
   files: false
   sensitive_paths: []"
 start_daemon a --config "$T_TMP/a.yaml"
-check "the daemon's connector socket is found" cn_drops "$DPID"
+# The control socket comes up before the sensors' threads have opened theirs.
+check "the daemon's connector socket is found" wait_for "connector socket" 10 cn_drops "$DPID"
 "$BIN/sg_cnchurn" 30 1000 &
 CHURN=$!
 cleanup "kill $CHURN"
