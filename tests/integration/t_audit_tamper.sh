@@ -5,7 +5,7 @@
 #    stopped (SIGSTOP) and a session runs 20 execs: at SIGCONT the rule is back at once,
 #    audit.tamper names the op and the process the kernel reports (auditctl), a critical
 #    alert refs it, and each of the 20 execs is either recorded or counted in sensor.loss
-#    (recorded + missed = 20; with the reader stopped through all of them, 0 + 20);
+#    (recorded + missed = 20; the recorded ones by the connector, args_source proc);
 #  - auditctl -e 0: auditing is on again, audit.tamper audit_disabled, alert;
 #  - afterwards execs come from the kernel again (args_source kernel), once each.
 # Not done here: `auditctl -D` (it would delete the rules of other daemons running on
@@ -76,8 +76,14 @@ rec=$(ev process.exec s1 | jq -r 'select(.args[0]? // "" | startswith("gap-")) |
 missed=$(jq -r .execs_missed <<<"$t")
 lossn=$(journal_lines "$SG_STATE" | jq -s '[.[] | select(.event == "sensor.loss" and .sensor == "audit" and (.why | test("tamper"))) | .lost] | add // -1')
 echo "# gap execs recorded: $rec, counted missed: $missed (sensor.loss: $lossn)"
+ev process.exec s1 | jq -c 'select(.args[0]? // "" | startswith("gap-")) | {args, args_source, argv_complete}' | head -3
 check "every exec is recorded or counted: $rec + $missed = 20" test $((rec + missed)) -eq 20
-check "the execs while the reader stood still were missed, and counted ($missed)" test "$missed" -gt 0
+# Which of the two it is depends on which thread runs first at SIGCONT: the connector
+# reading its backlog after the watch switched to it records them (args_source proc,
+# the fallback working); before, it left them to the audit source and they are counted.
+nproc=$(ev process.exec s1 | jq -r 'select((.args[0]? // "" | startswith("gap-")) and .args_source == "proc") | .args[0]' | sort -u | wc -l)
+check "each gap exec was recorded by the connector or counted missed ($nproc + $missed = 20)" \
+	test $((nproc + missed)) -eq 20
 check "the gap is in sensor.loss ($lossn = $missed)" test "$lossn" -eq "$missed"
 
 # ---- auditing switched off ------------------------------------------------------------------
@@ -87,6 +93,9 @@ check "auditing is on again" wait_for "enabled 1" 2 sh -c "[ \"\$(auditctl -s | 
 t=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "audit.tamper")' | sed -n 2p)
 jcheck "audit.tamper: audit disabled, op set, auditctl, restored" "$t" \
 	'.what == "audit_disabled" and .op == "set" and .comm == "auditctl" and .restored == true'
+# Detection runs at idle priority and may lag its event by up to 2 s (docs/detection.md).
+alerts() { [ "$(journal_lines "$SG_STATE" | jq -c 'select(.event == "alert" and .rule == "audit-tamper")' | wc -l)" -eq 2 ]; }
+wait_for "two alerts" 5 alerts
 n=$(journal_lines "$SG_STATE" | jq -c 'select(.event == "alert" and .rule == "audit-tamper")' | wc -l)
 check "two critical alerts ($n)" test "$n" -eq 2
 

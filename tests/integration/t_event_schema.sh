@@ -43,8 +43,10 @@ check "model.summary recorded" grep -q '"ok":true' <<<"$out"
 sg session pause v1 >/dev/null
 touch "$W/while-paused"
 sg session resume v1 >/dev/null
-# a session process asking the control socket: refused and journaled
-in_sess v1 "$BIN/sandgate" status --control "$SG_SOCK" >/dev/null 2>&1
+# a session process asking the control socket: refused and journaled (a contained run
+# does not even see the socket: t_contain_run.sh; a privileged one reaches it)
+ip netns exec "$GWNS" "$BIN/sandgate" run --privileged --control "$SG_SOCK" --session v1 -- \
+	"$BIN/sandgate" status --control "$SG_SOCK" >/dev/null 2>&1
 "$BIN/sandgate" reload --control "$SG_SOCK" >/dev/null
 sleep 2.5   # flows end (short conntrack timeouts), heartbeats and checkpoints are written
 sg session terminate v1 --reason normal >/dev/null
