@@ -272,7 +272,7 @@ static void note_stale(struct auditnl_scan *sc, const char *rk, size_t len)
 
 /* What one listed rule says: its arch, its key, and whether it audits execve at exit. */
 static void scan_rule(const struct audit_rule_data *r, size_t len, const char *key,
-		      const uint32_t *arch, const unsigned nrs[][2], size_t k,
+		      const uint32_t *arch, unsigned nrs[][2], size_t k,
 		      struct auditnl_scan *sc)
 {
 	size_t off = 0, klen = strlen(key);
