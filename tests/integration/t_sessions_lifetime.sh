@@ -20,8 +20,10 @@ check "first tool call returns its status" test $? -eq 3
 sleep 1.5   # three times the old end-of-session grace (500 ms)
 check "empty for 1.5 s: still running" test "$(state k1)" = running
 check "no session.terminate" test -z "$(ev session.terminate k1)"
-out=$(sgrun --session k1 -- cat /proc/self/cgroup)
-check "second tool call runs in the session" grep -qx "0::/$SG_PARENT/k1" <<<"$out"
+# Contained: the root of the command's cgroup namespace is the session's cgroup (same
+# inode as on the host; t_sessions_lifecycle.sh does the same).
+out=$(sgrun --session k1 -- sh -c 'cat /proc/self/cgroup; stat -c ino=%i /sys/fs/cgroup/unified 2>/dev/null || stat -c ino=%i /sys/fs/cgroup')
+check "second tool call runs in the session" bash -c 'grep -qx "0::/" <<<"$1" && grep -qx "ino=$2" <<<"$1"' _ "$out" "$(stat -c %i "$CG2/$SG_PARENT/k1")"
 sleep 1
 check "still running after the second" test "$(state k1)" = running
 sg session terminate k1 --actor orch >/dev/null
