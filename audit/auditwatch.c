@@ -66,6 +66,21 @@ static int64_t gap_now(struct auditsrc *s)
 	return (int64_t)(atomic_load(&s->a->exec_skipped) - atomic_load(&s->a->exec_emitted));
 }
 
+/*
+ * The tick can see a change before kauditd has delivered its CONFIG_CHANGE record (and
+ * the SYSCALL record naming who): wait for them a moment, 500 ms at most, so that the
+ * audit.tamper line names the operation and the process when the kernel says them.
+ */
+static void await_who(struct auditsrc *s)
+{
+	struct pollfd p = { .fd = s->mc, .events = POLLIN };
+	uint64_t end = time_mono_ns() + 500 * 1000000ull;
+
+	while (!(s->cc.op[0] && s->cc_who) && time_mono_ns() < end)
+		if (poll(&p, 1, 50) > 0)
+			as_drain(s);
+}
+
 static void put_num(struct event *e, const char *k, int64_t v)
 {
 	if (v >= 0)
@@ -175,6 +190,7 @@ void aw_check(struct auditsrc *s, const struct audit_status *st)
 	/* From now on the connector emits: nothing more falls between the two. */
 	atomic_store(&s->a->exec_audit, false);
 	missed = gap_now(s) - s->base_gap;
+	await_who(s);
 	if (missed < 0)
 		missed = 0;
 	ret = aw_restore(s, missing, st->enabled);
