@@ -25,6 +25,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include "common/timeutil.h"
+#include "gateway/ct_int.h"
 #include "gateway/dnsbind.h"
 #include "gateway/gw_int.h"
 #include "journal/event.h"
@@ -47,20 +48,6 @@ struct wctx {
 	int err;
 };
 
-static void key_of(const struct nf_conntrack *ct, struct flow_key *k)
-{
-	size_t al;
-
-	memset(k, 0, sizeof(*k));
-	k->family = nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO);
-	k->proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
-	al = k->family == AF_INET ? 4 : 16;
-	memcpy(k->src, nfct_get_attr(ct, al == 4 ? ATTR_ORIG_IPV4_SRC : ATTR_ORIG_IPV6_SRC), al);
-	memcpy(k->dst, nfct_get_attr(ct, al == 4 ? ATTR_ORIG_IPV4_DST : ATTR_ORIG_IPV6_DST), al);
-	k->sport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC));
-	k->dport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST));
-}
-
 static int on_entry(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
 	struct wctx *c = data;
@@ -78,7 +65,7 @@ static int on_entry(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, vo
 	if (t0 < c->from_ns || t0 > c->to_ns)
 		return NFCT_CB_CONTINUE;
 	w = &c->v[c->n];
-	key_of(ct, &w->k);
+	gw_ct_key(ct, &w->k);
 	if (w->k.sport == 53 || w->k.dport == 53)
 		return NFCT_CB_CONTINUE;
 	w->mark = mark;
