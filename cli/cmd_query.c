@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/query_table.h"
 #include "common/timeutil.h"
-#include "journal/index_query.h"
+#include "index/index_query.h"
 
 #define PROG "sandgate query"
 

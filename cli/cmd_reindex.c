@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "journal/index.h"
+#include "index/index.h"
 
 #define PROG "sandgate reindex"
 

@@ -16,7 +16,7 @@
 #include "cli/verify_cold.h"
 #include "journal/journal.h"
 #include "journal/note.h"
-#include "journal/verify.h"
+#include "verify/verify.h"
 
 #define PROG "sandgate verify"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli/verify_cold.h"
-#include "journal/retention.h"
+#include "retention/retention.h"
 #include "journal/zseek.h"
 
 #define PROG "sandgate verify"

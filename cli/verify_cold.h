@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "journal/verify.h"
+#include "verify/verify.h"
 
 /*
  * When the journal directory (STATE/journal) has a cold tier beside it (STATE/cold),

@@ -12,9 +12,9 @@
 #include "common/log.h"
 #include "daemon/daemon.h"
 #include "common/timeutil.h"
-#include "journal/index.h"
-#include "journal/retention.h"
-#include "journal/sink.h"
+#include "index/index.h"
+#include "retention/retention.h"
+#include "sinks/sink.h"
 #include "journal/tail.h"
 
 struct investigation {

@@ -12,7 +12,7 @@
 #include "common/timeutil.h"
 #include "daemon/daemon.h"
 #include "daemon/health.h"
-#include "journal/sink.h"
+#include "sinks/sink.h"
 
 #define HT(f, name, type, help) \
 	fprintf(f, "# HELP " name " " help "\n# TYPE " name " " type "\n")

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "journal/journal_impl.h"
-#include "journal/verify.h"
+#include "verify/verify.h"
 
 #define PREV_TAIL (1u << 20)
 #define TS_LEN 27

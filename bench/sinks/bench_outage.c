@@ -1,7 +1,7 @@
 /*
  * bench_outage DIR PORT RATE WARM OUTAGE AFTER
  *
- * A syslog sink (RFC 5424 over TCP, octet counting; journal/sink.h) delivers the real
+ * A syslog sink (RFC 5424 over TCP, octet counting; sinks/sink.h) delivers the real
  * journal to a receiver in this process listening on 127.0.0.1:PORT (run it in a
  * network namespace of its own: bench/sinks/run_outage.sh). process.exec events are
  * written at RATE/s for WARM + OUTAGE + AFTER seconds; after WARM the receiver drops its
@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal/index.h"
+#include "index/index.h"
 #include "journal/journal.h"
 #include "journal/keystore.h"
-#include "journal/sink.h"
+#include "sinks/sink.h"
 #include "journal/tail.h"
 
 struct rx {

@@ -2,7 +2,7 @@
  * bench_sinks DIR RATE SECONDS
  *
  * Event-to-sink latency: events go through the real journal at RATE events/s for
- * SECONDS, a file sink (journal/sink.h, driven by its follower thread, journal/tail.h)
+ * SECONDS, a file sink (sinks/sink.h, driven by its follower thread, journal/tail.h)
  * delivers them into a FIFO, and a reader takes the arrival time of each line minus
  * the event's own ts (set when it was built). Prints: events p50_ms p99_ms max_ms.
  */
@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "journal/envelope.h"
-#include "journal/index.h"
+#include "index/index.h"
 #include "journal/journal.h"
 #include "journal/keystore.h"
-#include "journal/sink.h"
+#include "sinks/sink.h"
 #include "journal/tail.h"
 
 struct reader {

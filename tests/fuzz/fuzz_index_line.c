@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: one journal line -> index row (journal/index.h), and the envelope
+ * libFuzzer target: one journal line -> index row (index/index.h), and the envelope
  * syslog framing and OCSF rendering the sinks apply to the same bytes. Lines a sandbox influenced may
  * hold anything JSON allows; none of it may crash, leak or read out of bounds.
  */
@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 #include "journal/envelope.h"
-#include "journal/index.h"
-#include "journal/ocsf.h"
-#include "journal/sink.h"
+#include "index/index.h"
+#include "sinks/ocsf.h"
+#include "sinks/sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal/verify.h"
+#include "verify/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -27,7 +27,7 @@
 
 #include <jansson.h>
 
-#include "journal/verify.h"
+#include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
 struct line {

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "journal/index.h"
-#include "journal/index_query.h"
+#include "index/index.h"
+#include "index/index_query.h"
 
 #define PREV "\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\""
 #define HEAD(seq, ev) "{\"ts\":\"2026-06-29T10:04:00.123456Z\",\"seq\":" #seq "," PREV \

@@ -1,4 +1,4 @@
-/* OCSF 1.8 rendering (journal/ocsf.h): class, activity, type, key objects, raw_data. */
+/* OCSF 1.8 rendering (sinks/ocsf.h): class, activity, type, key objects, raw_data. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "journal/ocsf.h"
+#include "sinks/ocsf.h"
 
 #define PREV "\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\""
 #define HEAD(ev) "{\"ts\":\"2026-06-29T10:04:00.123456Z\",\"seq\":9," PREV ",\"event\":\"" ev \

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "journal/envelope.h"
-#include "journal/sink.h"
+#include "sinks/sink.h"
 
 #define PREV "\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\""
 #define LINE(ev) "{\"ts\":\"2026-06-29T10:04:00.123456Z\",\"seq\":42," PREV \

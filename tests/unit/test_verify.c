@@ -1,4 +1,4 @@
-/* The journal verifier (journal/verify.h) against small journals and each damage kind. */
+/* The journal verifier (verify/verify.h) against small journals and each damage kind. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "journal/verify.h"
+#include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
 #define LINES 450      /* events; checkpoints every 100 lines, one segment per 200 */

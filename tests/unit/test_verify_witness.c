@@ -1,5 +1,5 @@
 /*
- * Verifying against a witness (journal/verify.h witness_file, `sandgate verify
+ * Verifying against a witness (verify/verify.h witness_file, `sandgate verify
  * --witness`): the witness holds the checkpoints of a journal that was later cut back and
  * went on with other lines (a fork), so the journal is consistent by itself but not with
  * what was witnessed. The verdict names the witnessed seqs that are missing.
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "journal/verify.h"
+#include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
 #define LINES 450      /* events; a checkpoint every 100 lines, one segment per 200 */

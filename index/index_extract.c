@@ -1,0 +1,193 @@
+/*
+ * Journal line -> index row (index/index.h). Lines carry bytes a sandbox chose, so
+ * nothing here trusts the shape beyond what it checks: wrong types are treated as
+ * absent, and only the envelope's seq, ts and event are required.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "journal/envelope.h"
+#include "index/index.h"
+
+/* Fields whose value is a file path, and those whose value is a network name. */
+static const char *const path_keys[] = { "path", "new_path", "exe", "target" };
+static const char *const domain_keys[] = { "qname", "domain", "sni", "http_host" };
+
+static int digits(const char *s, size_t n, int *out)
+{
+	int v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int index_parse_ts(const char *s, size_t len, int64_t *us)
+{
+	struct tm tm = { 0 };
+	int y, mo, d, h, mi, se, frac;
+	time_t t;
+
+	if (len != 27 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+	    s[16] != ':' || s[19] != '.' || s[26] != 'Z')
+		return -EINVAL;
+	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se) ||
+	    digits(s + 20, 6, &frac))
+		return -EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	t = timegm(&tm);
+	*us = (int64_t)t * 1000000 + frac;
+	return 0;
+}
+
+/* A copy of a string value up to its first NUL (no path or name holds one), or NULL. */
+static int dup_str(json_t *o, const char *key, char **out)
+{
+	json_t *v = json_object_get(o, key);
+
+	*out = NULL;
+	if (!json_is_string(v))
+		return 0;
+	*out = strdup(json_string_value(v));
+	return *out ? 0 : -ENOMEM;
+}
+
+static void get_int(json_t *o, const char *key, int64_t *v, bool *has)
+{
+	json_t *j = json_object_get(o, key);
+
+	*has = json_is_integer(j);
+	*v = *has ? (int64_t)json_integer_value(j) : 0;
+}
+
+/* Names are compared case-insensitively and without the root's trailing dot. */
+static void normalise_domain(char *s)
+{
+	size_t n;
+
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	n = strlen(s);
+	if (n > 1 && s[n - 1] == '.')
+		s[n - 1] = '\0';
+}
+
+static int add_names(json_t *o, struct index_row *row, const char *const *keys, size_t nk,
+		     enum index_name_kind kind)
+{
+	for (size_t i = 0; i < nk && row->n_names < INDEX_MAX_NAMES; i++) {
+		char *v;
+		int ret = dup_str(o, keys[i], &v);
+
+		if (ret)
+			return ret;
+		if (!v)
+			continue;
+		if (!*v) {
+			free(v);
+			continue;
+		}
+		if (kind == INDEX_NAME_DOMAIN)
+			normalise_domain(v);
+		row->names[row->n_names].kind = kind;
+		row->names[row->n_names++].value = v;
+	}
+	return 0;
+}
+
+/* seq, ts and event from their fixed places; session_id from the parsed object. */
+static int extract_envelope(const char *line, size_t len, json_t *o, struct index_row *row)
+{
+	struct line_envelope env;
+	int ret = line_envelope_parse(line, len, &env);
+
+	if (ret)
+		return ret;
+	row->seq = env.seq;
+	ret = index_parse_ts(env.ts, 27, &row->ts_us);
+	if (ret == 0 && !(row->event = strndup(env.event, env.event_len)))
+		ret = -ENOMEM;
+	if (ret == 0)
+		ret = dup_str(o, "session_id", &row->session_id);
+	return ret;
+}
+
+static int extract_package(json_t *o, struct index_row *row)
+{
+	int ret = dup_str(o, "name", &row->pkg_name);
+
+	if (ret == 0)
+		ret = dup_str(o, "resolved_version", &row->pkg_version);
+	if (ret == 0 && !row->pkg_version)
+		ret = dup_str(o, "requested_version", &row->pkg_version);
+	return ret;
+}
+
+static int extract_fields(const char *line, size_t len, json_t *o, struct index_row *row)
+{
+	int ret = extract_envelope(line, len, o, row);
+
+	if (ret == 0)
+		ret = dup_str(o, "reason", &row->reason);
+	if (ret == 0 && strncmp(row->event, "package.", 8) == 0)
+		ret = extract_package(o, row);
+	if (ret == 0)
+		ret = add_names(o, row, path_keys, sizeof(path_keys) / sizeof(path_keys[0]),
+				INDEX_NAME_PATH);
+	if (ret == 0)
+		ret = add_names(o, row, domain_keys,
+				sizeof(domain_keys) / sizeof(domain_keys[0]), INDEX_NAME_DOMAIN);
+	get_int(o, "uid", &row->uid, &row->has_uid);
+	get_int(o, "euid", &row->euid, &row->has_euid);
+	get_int(o, "pid", &row->pid, &row->has_pid);
+	get_int(o, "ppid", &row->ppid, &row->has_ppid);
+	return ret;
+}
+
+int index_extract(const char *line, size_t len, struct index_row *row)
+{
+	json_error_t jerr;
+	json_t *o;
+	int ret;
+
+	memset(row, 0, sizeof(*row));
+	/*
+	 * \u0000 is valid JSON and the journal escapes NUL bytes that way. Duplicate keys
+	 * are accepted: before 2026-12 package.install and file.mount repeated the
+	 * envelope's "source" (now "registry" and "device"), and old journals keep them.
+	 */
+	o = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
+	if (!o)
+		return json_error_code(&jerr) == json_error_out_of_memory ? -ENOMEM : -EINVAL;
+	ret = json_is_object(o) ? extract_fields(line, len, o, row) : -EINVAL;
+	json_decref(o);
+	return ret;
+}
+
+void index_row_free(struct index_row *row)
+{
+	free(row->event);
+	free(row->session_id);
+	free(row->pkg_name);
+	free(row->pkg_version);
+	free(row->reason);
+	for (size_t i = 0; i < row->n_names; i++)
+		free(row->names[i].value);
+	memset(row, 0, sizeof(*row));
+}
