@@ -14,27 +14,16 @@
 #include <unistd.h>
 
 #include "attribution/attribution.h"
+#include "common/hex.h"
 
 #define DETAIL_MAX (16u << 20)
-
-static void to_hex(const unsigned char *d, size_t n, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		hex[2 * i] = digits[d[i] >> 4];
-		hex[2 * i + 1] = digits[d[i] & 15];
-	}
-	hex[2 * n] = '\0';
-}
 
 static bool hex_ok(const char *hex)
 {
 	size_t i;
 
 	for (i = 0; i < 64; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+		if (hex_digit(hex[i]) < 0)
 			return false;
 	return hex[64] == '\0';
 }
@@ -73,7 +62,7 @@ int detail_put(const char *dir, const void *data, size_t len, char hex[65])
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	SHA256(data, len, md);
-	to_hex(md, sizeof(md), hex);
+	hex_encode(md, sizeof(md), hex);
 	snprintf(path, sizeof(path), "%s/%s", dir, hex);
 	if (access(path, F_OK) == 0)
 		return 0;

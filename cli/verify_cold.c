@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +13,6 @@
 #include "journal/zseek.h"
 
 #define PROG "sandgate verify"
-
-static void sha256_hex(const char *data, size_t len, char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[32];
-	unsigned int n = 0;
-
-	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-	for (unsigned int i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
-}
 
 static int write_file(const char *path, const char *data, size_t len)
 {
@@ -58,7 +43,7 @@ static int one_cold(const char *cold, const char *name, const char *tmp)
 	}
 	snprintf(path, sizeof(path), "%s/%.*s.manifest.json", cold, (int)base, name);
 	m = json_load_file(path, 0, NULL);
-	sha256_hex(data, len, sha);
+	retention_sha256_hex(data, len, sha);
 	if (!json_is_string(json_object_get(m, "sha256")) ||
 	    strcmp(json_string_value(json_object_get(m, "sha256")), sha) != 0) {
 		fprintf(stderr, PROG ": cold segment %.*s: modified (its SHA-256 is not the "

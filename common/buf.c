@@ -1,4 +1,5 @@
 #include "common/buf.h"
+#include "common/hex.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -94,14 +95,13 @@ void buf_put_i64(struct buf *b, int64_t v)
 
 void buf_put_hex(struct buf *b, const uint8_t *p, size_t n)
 {
-	static const char digits[] = "0123456789abcdef";
 	size_t i;
 
 	if (!buf_grow(b, n * 2))
 		return;
 	for (i = 0; i < n; i++) {
-		b->data[b->len++] = digits[p[i] >> 4];
-		b->data[b->len++] = digits[p[i] & 15];
+		b->data[b->len++] = hex_digits[p[i] >> 4];
+		b->data[b->len++] = hex_digits[p[i] & 15];
 	}
 }
 
@@ -181,7 +181,6 @@ static size_t utf8_invalid_len(const unsigned char *s, size_t n)
 
 void buf_put_json_str(struct buf *b, const char *str, size_t n)
 {
-	static const char digits[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run = 0;
 
@@ -217,7 +216,7 @@ void buf_put_json_str(struct buf *b, const char *str, size_t n)
 		case '\b': buf_put(b, "\\b", 2); break;
 		case '\f': buf_put(b, "\\f", 2); break;
 		default: {
-			char esc[6] = { '\\', 'u', '0', '0', digits[c >> 4], digits[c & 15] };
+			char esc[6] = { '\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 15] };
 
 			buf_put(b, esc, sizeof(esc));
 		}

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "common/timeutil.h"
 #include "journal/journal_impl.h"
 
@@ -40,15 +41,6 @@ int chain_append(struct chain_pos *pos, const char *line, size_t len)
 	return merkle_range_append(&pos->range, pos->leaf);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* The prefix is fixed: {"ts":"<27>","seq":N,"prev":"<64 hex>", ... */
 bool line_chains(const struct chain_pos *pos, const char *line, size_t len)
 {
@@ -69,7 +61,7 @@ bool line_chains(const struct chain_pos *pos, const char *line, size_t len)
 		return false;
 	i += 9;
 	for (k = 0; k < MERKLE_HASH_LEN; k++) {
-		int hi = hexval(line[i + 2 * k]), lo = hexval(line[i + 2 * k + 1]);
+		int hi = hex_digit(line[i + 2 * k]), lo = hex_digit(line[i + 2 * k + 1]);
 
 		if (hi < 0 || lo < 0 || (uint8_t)(hi << 4 | lo) != pos->leaf[k])
 			return false;

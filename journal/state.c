@@ -8,23 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hex.h"
 #include "journal/journal_impl.h"
-
-static int hex_decode(const char *s, size_t slen, uint8_t *out, size_t n)
-{
-	size_t i;
-
-	if (slen != n * 2)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	return 0;
-}
 
 static int parse_range(char *val, uint8_t (*hashes)[MERKLE_HASH_LEN], int *count)
 {

@@ -59,4 +59,7 @@ int retention_pass(const struct retention_settings *s, int64_t now_us, retention
 int retention_tree_parse(json_t *tree, struct merkle_range *t,
 			 uint8_t next_prev[MERKLE_HASH_LEN]);
 
+/* The lowercase hex SHA-256 of a segment's bytes, as its manifest's "sha256" records. */
+void retention_sha256_hex(const char *data, size_t len, char out[65]);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/hex.h"
 #include "journal/envelope.h"
 #include "retention/retention_impl.h"
 #include "journal/zseek.h"
@@ -125,18 +126,13 @@ static bool consumers_past(struct retention_run *r, uint64_t seg)
 	return ok;
 }
 
-static void sha256_hex(const char *data, size_t len, char out[65])
+void retention_sha256_hex(const char *data, size_t len, char out[65])
 {
 	unsigned char md[32];
 	unsigned int n = 0;
-	static const char hex[] = "0123456789abcdef";
 
 	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-	for (unsigned int i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
+	hex_encode(md, sizeof(md), out);
 }
 
 static int write_manifest(struct retention_run *r, const char *name, const struct scan *sc,
@@ -152,7 +148,7 @@ static int write_manifest(struct retention_run *r, const char *name, const struc
 	if (sc->tree_known && sc->tree.size == sc->last_seq + 1 &&
 	    !(tree = retention_tree_json(&sc->tree, sc->last_leaf)))
 		return -ENOMEM;
-	sha256_hex(data, len, sha);
+	retention_sha256_hex(data, len, sha);
 	m = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:s?, s:O, s:I}",
 		      "segment", name, "first_seq", (json_int_t)sc->first_seq,
 		      "last_seq", (json_int_t)sc->last_seq, "lines", (json_int_t)sc->lines,

@@ -10,32 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "retention/retention_impl.h"
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
+/* A JSON string of exactly 2n hex digits (NULL when the member is missing or no string). */
 static int unhex(const char *s, uint8_t *out, size_t n)
 {
-	if (!s || strlen(s) != 2 * n)
-		return -EINVAL;
-	for (size_t i = 0; i < 2 * n; i++) {
-		char c = s[i];
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (v < 0)
-			return -EINVAL;
-		out[i / 2] = (uint8_t)(i % 2 ? (out[i / 2] | v) : v << 4);
-	}
-	return 0;
+	return s ? hex_decode(s, strlen(s), out, n) : -EINVAL;
 }
 
 json_t *retention_tree_json(const struct merkle_range *t, const uint8_t last[MERKLE_HASH_LEN])
@@ -44,13 +25,13 @@ json_t *retention_tree_json(const struct merkle_range *t, const uint8_t last[MER
 	json_t *hashes = json_array(), *o;
 
 	for (int i = 0; hashes && i < t->count; i++) {
-		hex(t->range[i], MERKLE_HASH_LEN, h);
+		hex_encode(t->range[i], MERKLE_HASH_LEN, h);
 		if (json_array_append_new(hashes, json_string(h)) < 0) {
 			json_decref(hashes);
 			return NULL;
 		}
 	}
-	hex(last, MERKLE_HASH_LEN, h);
+	hex_encode(last, MERKLE_HASH_LEN, h);
 	o = hashes ? json_pack("{s:I, s:o, s:s}", "size", (json_int_t)t->size, "hashes", hashes,
 			       "next_prev", h) : NULL;
 	return o;

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "common/hex.h"
 #include "verify/verify_impl.h"
 
 #define RFC3339_TS_LEN 27
@@ -365,15 +366,6 @@ out:
 	return ret;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;   /* the writer emits lowercase only */
-}
-
 /* "2026-06-29T10:04:00.123456Z": digits where the template has '0'. */
 static bool ts_shape(const char *s)
 {
@@ -429,7 +421,7 @@ int verify_parse_envelope(const char *line, size_t len, struct verify_envelope *
 	    !LIT(p, end, ",\"prev\":\"") || end - p < 2 * MERKLE_HASH_LEN)
 		return -EINVAL;
 	for (i = 0; i < MERKLE_HASH_LEN; i++) {
-		int hi = hexval(p[2 * i]), lo = hexval(p[2 * i + 1]);
+		int hi = hex_digit(p[2 * i]), lo = hex_digit(p[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;

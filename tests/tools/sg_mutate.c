@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "common/hex.h"
 #include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
@@ -507,10 +508,7 @@ static void mut_rewritten(struct jr *j)
 	p[pos] = (char)('a' + (p[pos] - 'a' + 1 + (int)rnd_below(25)) % 26);
 	for (i = k + 1; i < j->n; i++) {
 		merkle_leaf_hash(j->l[i - 1].p, j->l[i - 1].len, leaf);
-		for (size_t b = 0; b < MERKLE_HASH_LEN; b++) {
-			hex[2 * b] = "0123456789abcdef"[leaf[b] >> 4];
-			hex[2 * b + 1] = "0123456789abcdef"[leaf[b] & 15];
-		}
+		hex_encode(leaf, MERKLE_HASH_LEN, hex);
 		memcpy(own(j, i) + prev_offset(&j->l[i]), hex, 2 * MERKLE_HASH_LEN);
 	}
 	for (i = 0; i < j->nsizes; i++)

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "common/hex.h"
 #include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
@@ -180,7 +181,7 @@ static void ed_rewrite(char *d, size_t *len)
 {
 	uint8_t leaf[MERKLE_HASH_LEN];
 	char *l = line_at(d, 150), hex[65];
-	int k, b;
+	int k;
 
 	(void)len;
 	*strstr(l, "\"pid\":42") = '\'';   /* still chained below, not valid JSON: fine */
@@ -188,8 +189,7 @@ static void ed_rewrite(char *d, size_t *len)
 		char *prev = line_at(d, k - 1), *cur = line_at(d, k);
 
 		merkle_leaf_hash(prev, (size_t)(cur - prev - 1), leaf);
-		for (b = 0; b < 32; b++)
-			sprintf(hex + 2 * b, "%02x", leaf[b]);
+		hex_encode(leaf, sizeof(leaf), hex);
 		memcpy(strstr(cur, "\"prev\":\"") + 8, hex, 64);
 	}
 }
