@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/query_table.h"
+#include "journal/envelope.h"
 
 #define TABLE_MAX_PROCS 4096
 #define TABLE_MAX_DEPTH 12
@@ -124,11 +125,15 @@ static void put_fields(FILE *f, json_t *o)
 
 int query_table_row(struct query_table *t, const char *line, size_t len)
 {
-	json_t *o = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
-	json_t *ts = json_object_get(o, "ts"), *ev = json_object_get(o, "event");
-	const char *sid = json_string_value(json_object_get(o, "session_id"));
+	json_t *o = NULL;
+	json_t *ts, *ev;
+	const char *sid;
 	int depth;
 
+	(void)line_json_load(line, len, &o);   /* o stays NULL when it is not an object */
+	ts = json_object_get(o, "ts");
+	ev = json_object_get(o, "event");
+	sid = json_string_value(json_object_get(o, "session_id"));
 	if (!json_is_string(ts) || !json_is_string(ev)) {
 		fprintf(t->out, "(unreadable line)\n");
 		json_decref(o);
@@ -151,11 +156,13 @@ int query_table_row(struct query_table *t, const char *line, size_t len)
 
 int query_table_learn(struct query_table *t, const char *line, size_t len)
 {
-	json_t *o = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
-	const char *sid = json_string_value(json_object_get(o, "session_id"));
-	const char *ev = json_string_value(json_object_get(o, "event"));
+	json_t *o = NULL;
+	const char *sid, *ev;
 	int ret = 0;
 
+	(void)line_json_load(line, len, &o);
+	sid = json_string_value(json_object_get(o, "session_id"));
+	ev = json_string_value(json_object_get(o, "event"));
 	if (sid && ev && strcmp(ev, "process.exec") == 0 && row_depth(t, o, sid, ev) < 0)
 		ret = -ENOMEM;
 	json_decref(o);

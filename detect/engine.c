@@ -12,6 +12,7 @@
 
 #include "detect/detect_int.h"
 #include "detect/engine_int.h"
+#include "journal/envelope.h"
 
 /* n digits at s, or -1. */
 static int64_t digits(const char *s, int n)
@@ -307,18 +308,19 @@ static int feed(struct detect *d, json_t *ev)
 }
 
 /*
- * Duplicate keys are accepted, the last one winning: lines written before 2026-12
- * repeated the envelope's `source` in package.install and file.mount (now `registry`
- * and `device`).
+ * The line read as every reader takes it (journal/envelope.h): duplicate keys accepted,
+ * the last one winning, as lines written before 2026-12 repeated the envelope's
+ * `source` in package.install and file.mount (now `registry` and `device`).
  */
 int detect_feed_line(struct detect *d, const char *line, size_t len)
 {
-	json_t *ev = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+	json_t *ev = NULL;
+	bool ok = line_json_load(line, len, &ev) == 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&d->mu);
 	d->st.lines++;
-	if (!json_is_object(ev))
+	if (!ok)
 		d->st.bad_lines++;
 	else
 		ret = feed(d, ev);

@@ -162,20 +162,14 @@ static int extract_fields(const char *line, size_t len, json_t *o, struct index_
 
 int index_extract(const char *line, size_t len, struct index_row *row)
 {
-	json_error_t jerr;
 	json_t *o;
 	int ret;
 
 	memset(row, 0, sizeof(*row));
-	/*
-	 * \u0000 is valid JSON and the journal escapes NUL bytes that way. Duplicate keys
-	 * are accepted: before 2026-12 package.install and file.mount repeated the
-	 * envelope's "source" (now "registry" and "device"), and old journals keep them.
-	 */
-	o = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
-	if (!o)
-		return json_error_code(&jerr) == json_error_out_of_memory ? -ENOMEM : -EINVAL;
-	ret = json_is_object(o) ? extract_fields(line, len, o, row) : -EINVAL;
+	ret = line_json_load(line, len, &o);
+	if (ret)
+		return ret;
+	ret = extract_fields(line, len, o, row);
 	json_decref(o);
 	return ret;
 }

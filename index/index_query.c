@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "index/index_impl.h"
+#include "journal/envelope.h"
 #include "index/index_query.h"
 
 static int bind_all(sqlite3_stmt *st, const struct index_sql *s)
@@ -23,14 +24,12 @@ static int bind_all(sqlite3_stmt *st, const struct index_sql *s)
 	return index_sql_err(rc);
 }
 
-/* The line read back must be the one indexed: its envelope names the same seq. */
+/* The line read back must be the one indexed: its envelope, whole, names the same seq. */
 static bool line_is(const char *line, size_t len, uint64_t seq)
 {
-	char want[48];
-	int n = snprintf(want, sizeof(want), "\",\"seq\":%" PRIu64 ",", seq);
-	size_t at = 7 + 27;
+	struct line_envelope env;
 
-	return len > at + (size_t)n && memcmp(line + at, want, (size_t)n) == 0;
+	return line_envelope_parse_strict(line, len, &env) == 0 && env.seq == seq;
 }
 
 static int emit_row(struct index_db *db, sqlite3_stmt *st, index_result_fn fn, void *ctx)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "journal/envelope.h"
 #include "journal/follow.h"
 #include "journal/journal_impl.h"
 
@@ -56,25 +57,6 @@ static int open_segment(const char *dir, uint64_t seg, int *fd)
 	return *fd < 0 ? -errno : 0;
 }
 
-/* The seq of a well-formed envelope ({"ts":"<27>","seq":N,...), else UINT64_MAX. */
-static uint64_t line_seq(const char *line, size_t len)
-{
-	static const char head[] = "{\"ts\":\"";
-	static const char mid[] = "\",\"seq\":";
-	size_t p = sizeof(head) - 1 + 27, digits = 0;
-	uint64_t v = 0;
-
-	if (len < p + sizeof(mid) || memcmp(line, head, sizeof(head) - 1) != 0 ||
-	    memcmp(line + p, mid, sizeof(mid) - 1) != 0)
-		return UINT64_MAX;
-	for (p += sizeof(mid) - 1; p < len && line[p] >= '0' && line[p] <= '9'; p++) {
-		if (++digits > 19)
-			return UINT64_MAX;
-		v = v * 10 + (uint64_t)(line[p] - '0');
-	}
-	return digits ? v : UINT64_MAX;
-}
-
 /* Refills r from fd at r->base + r->have; grows the buffer when one line fills it. */
 static int fill(struct reader *r, int fd, bool *eof)
 {
@@ -118,8 +100,7 @@ static int drain(struct reader *r, struct follow_cursor *c, size_t max, size_t *
 		ret = fn(ctx, r->buf + start, pos.len, &pos);
 		if (ret < 0)
 			break;
-		seq = line_seq(r->buf + start, pos.len);
-		if (seq != UINT64_MAX)
+		if (line_envelope_seq(r->buf + start, pos.len, &seq) == 0)
 			c->next_seq = seq + 1;
 		start += pos.len + 1;
 		c->offset = r->base + start;

@@ -4,6 +4,7 @@
 
 #include "common/hex.h"
 #include "common/timeutil.h"
+#include "journal/envelope.h"
 #include "journal/journal_impl.h"
 
 void line_encode(struct buf *b, const struct journal *j, const struct event *e, uint64_t seq,
@@ -41,30 +42,13 @@ int chain_append(struct chain_pos *pos, const char *line, size_t len)
 	return merkle_range_append(&pos->range, pos->leaf);
 }
 
-/* The prefix is fixed: {"ts":"<27>","seq":N,"prev":"<64 hex>", ... */
+/* The line's envelope reads (journal/envelope.h), with this seq and prev, and it ends. */
 bool line_chains(const struct chain_pos *pos, const char *line, size_t len)
 {
-	static const char head[] = "{\"ts\":\"";
-	size_t i = sizeof(head) - 1 + RFC3339_LEN, k;
-	uint64_t seq = 0;
+	struct line_envelope env;
+	uint8_t prev[MERKLE_HASH_LEN];
 
-	if (len < i + 80 || memcmp(line, head, sizeof(head) - 1) != 0)
-		return false;
-	if (memcmp(line + i, "\",\"seq\":", 8) != 0)
-		return false;
-	i += 8;
-	for (k = 0; i < len && line[i] >= '0' && line[i] <= '9' && k < 20; i++, k++)
-		seq = seq * 10 + (uint64_t)(line[i] - '0');
-	if (k == 0 || seq != pos->size || len < i + 9 + 64 + 1)
-		return false;
-	if (memcmp(line + i, ",\"prev\":\"", 9) != 0)
-		return false;
-	i += 9;
-	for (k = 0; k < MERKLE_HASH_LEN; k++) {
-		int hi = hex_digit(line[i + 2 * k]), lo = hex_digit(line[i + 2 * k + 1]);
-
-		if (hi < 0 || lo < 0 || (uint8_t)(hi << 4 | lo) != pos->leaf[k])
-			return false;
-	}
-	return line[i + 64] == '"' && line[len - 1] == '}';
+	return line_envelope_parse(line, len, &env) == 0 && env.seq == pos->size &&
+	       hex_decode(env.prev, 2 * MERKLE_HASH_LEN, prev, sizeof(prev)) == 0 &&
+	       memcmp(prev, pos->leaf, MERKLE_HASH_LEN) == 0 && line[len - 1] == '}';
 }

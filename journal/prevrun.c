@@ -16,17 +16,17 @@
 #include <unistd.h>
 
 #include "journal/journal_impl.h"
-#include "verify/verify.h"
+#include "journal/envelope.h"
 
 #define PREV_TAIL (1u << 20)
 #define TS_LEN 27
 
-static bool event_is(const struct verify_envelope *env, const char *name)
+static bool event_is(const struct line_envelope *env, const char *name)
 {
 	return env->event_len == strlen(name) && memcmp(env->event, name, env->event_len) == 0;
 }
 
-static bool journal_own(const struct verify_envelope *env)
+static bool journal_own(const struct line_envelope *env)
 {
 	return env->event_len > 8 && memcmp(env->event, "journal.", 8) == 0;
 }
@@ -34,9 +34,9 @@ static bool journal_own(const struct verify_envelope *env)
 /* One complete line of the previous run. */
 static void prev_line(struct journal_prev *p, const char *line, size_t len)
 {
-	struct verify_envelope env;
+	struct line_envelope env;
 
-	if (verify_parse_envelope(line, len, &env) < 0)
+	if (line_envelope_parse_strict(line, len, &env) < 0)
 		return;
 	p->exists = true;
 	p->last_seq = env.seq;

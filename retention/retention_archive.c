@@ -35,7 +35,7 @@ struct scan {
 static void scan_line(struct scan *sc, const char *line, size_t len)
 {
 	struct line_envelope env;
-	json_t *o, *sid;
+	json_t *o = NULL, *sid;
 
 	if (sc->tree_known) {
 		merkle_leaf_hash(line, len, sc->last_leaf);
@@ -50,7 +50,7 @@ static void scan_line(struct scan *sc, const char *line, size_t len)
 	sc->last_seq = env.seq;
 	memcpy(sc->last_ts, env.ts, 27);
 	(void)index_parse_ts(env.ts, 27, &sc->last_ts_us);
-	o = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+	(void)line_json_load(line, len, &o);   /* NULL when it is none: nothing found */
 	sid = json_object_get(o, "session_id");
 	if (json_is_string(sid))
 		json_object_set_new(sc->sessions, json_string_value(sid), json_true());

@@ -145,7 +145,7 @@ int ocsf_render(struct buf *out, const char *line, size_t len)
 {
 	struct line_envelope env;
 	char event[64];
-	json_t *n, *o = NULL;
+	json_t *n = NULL, *o = NULL;
 	char *text = NULL;
 	int ret = -EINVAL;
 
@@ -153,8 +153,7 @@ int ocsf_render(struct buf *out, const char *line, size_t len)
 		return -EINVAL;
 	memcpy(event, env.event, env.event_len);
 	event[env.event_len] = '\0';
-	n = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
-	if (json_is_object(n)) {
+	if (line_json_load(line, len, &n) == 0) {
 		/* NULL: a value jansson refuses (not UTF-8); the journal never writes one. */
 		o = build(n, &env, event, line, len);
 		text = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;

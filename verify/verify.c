@@ -19,11 +19,9 @@
 
 #include <jansson.h>
 
-#include "common/hex.h"
+#include "journal/envelope.h"
 #include "verify/verify_impl.h"
 
-#define RFC3339_TS_LEN 27
-#define VERIFY_EVENT_MAX 48
 
 void vs_fail(struct vstate *vs, enum verify_kind kind, uint64_t seq, const char *fmt, ...)
 {
@@ -200,13 +198,13 @@ out:
 }
 
 /* Line at position `expect` carries another seq: modified, reordered or deleted. */
-static void seq_mismatch(struct vstate *vs, const struct verify_envelope *env,
+static void seq_mismatch(struct vstate *vs, const struct line_envelope *env,
 			 uint64_t expect)
 {
 	int found;
 
 	/* It still chains to its predecessor: its own seq field was altered. */
-	if (memcmp(env->prev, vs->last_leaf, MERKLE_HASH_LEN) == 0) {
+	if (memcmp(env->prev_hash, vs->last_leaf, MERKLE_HASH_LEN) == 0) {
 		vs_fail(vs, VERIFY_MODIFIED, expect, "line has seq %llu, expected %llu",
 			(unsigned long long)env->seq, (unsigned long long)expect);
 		return;
@@ -234,7 +232,7 @@ static const char checkpoint_event[] = "journal.checkpoint";
  * The line carries seq > expect: when purged segments cover [expect, seq) exactly, the
  * tree and the chain go on from the last one's recorded state. true when bridged.
  */
-static bool bridge_purged(struct vstate *vs, const struct verify_envelope *env,
+static bool bridge_purged(struct vstate *vs, const struct line_envelope *env,
 			  uint64_t expect)
 {
 	const struct verify_purged *last = NULL;
@@ -247,7 +245,7 @@ static bool bridge_purged(struct vstate *vs, const struct verify_envelope *env,
 			at = last->last_seq + 1;
 		}
 	if (!last || at != env->seq || last->tree.size != env->seq ||
-	    memcmp(env->prev, last->next_prev, MERKLE_HASH_LEN) != 0)
+	    memcmp(env->prev_hash, last->next_prev, MERKLE_HASH_LEN) != 0)
 		return false;
 	vs->range = last->tree;
 	memcpy(vs->last_leaf, last->next_prev, MERKLE_HASH_LEN);
@@ -264,10 +262,10 @@ static bool bridge_purged(struct vstate *vs, const struct verify_envelope *env,
 int vs_line(struct vstate *vs, const char *line, size_t len)
 {
 	uint64_t expect = vs->range.size;
-	struct verify_envelope env;
+	struct line_envelope env;
 	uint8_t leaf[MERKLE_HASH_LEN];
 
-	if (verify_parse_envelope(line, len, &env) < 0) {
+	if (line_envelope_parse_strict(line, len, &env) < 0) {
 		vs_fail(vs, VERIFY_MODIFIED, expect, "line does not parse");
 		return -1;
 	}
@@ -279,7 +277,7 @@ int vs_line(struct vstate *vs, const char *line, size_t len)
 	}
 	if (vs->res->lines == 0)
 		vs->res->first_seq = expect;
-	if (memcmp(env.prev, vs->last_leaf, MERKLE_HASH_LEN) != 0) {
+	if (memcmp(env.prev_hash, vs->last_leaf, MERKLE_HASH_LEN) != 0) {
 		vs_fail(vs, VERIFY_MODIFIED, expect ? expect - 1 : 0,
 			expect ? "the next line's prev is not this line's hash"
 			       : "first line's prev is not zero");
@@ -364,78 +362,4 @@ int verify_journal(const struct verify_opts *o, struct verify_result *res)
 out:
 	vs_free(&vs);
 	return ret;
-}
-
-/* "2026-06-29T10:04:00.123456Z": digits where the template has '0'. */
-static bool ts_shape(const char *s)
-{
-	static const char tmpl[] = "0000-00-00T00:00:00.000000Z";
-	size_t i;
-
-	for (i = 0; i < sizeof(tmpl) - 1; i++)
-		if (tmpl[i] == '0' ? (s[i] < '0' || s[i] > '9') : s[i] != tmpl[i])
-			return false;
-	return true;
-}
-
-/* Decimal at *p (no sign, no leading zero); advances *p. */
-static int parse_seq(const char **p, const char *end, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (s >= end || *s < '0' || *s > '9' || (*s == '0' && s + 1 < end && s[1] >= '0' &&
-						  s[1] <= '9'))
-		return -EINVAL;
-	for (; s < end && *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*out = v;
-	*p = s;
-	return 0;
-}
-
-static bool event_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-	       c == '-';
-}
-
-#define LIT(p, end, s) ((size_t)((end) - (p)) >= sizeof(s) - 1 && \
-			memcmp((p), (s), sizeof(s) - 1) == 0 ? ((p) += sizeof(s) - 1, 1) : 0)
-
-int verify_parse_envelope(const char *line, size_t len, struct verify_envelope *env)
-{
-	const char *p = line, *end = line + len;
-	size_t i;
-
-	if (len < 2 || line[len - 1] != '}' || !LIT(p, end, "{\"ts\":\"") ||
-	    end - p < RFC3339_TS_LEN || !ts_shape(p))
-		return -EINVAL;
-	p += RFC3339_TS_LEN;
-	if (!LIT(p, end, "\",\"seq\":") || parse_seq(&p, end, &env->seq) < 0 ||
-	    !LIT(p, end, ",\"prev\":\"") || end - p < 2 * MERKLE_HASH_LEN)
-		return -EINVAL;
-	for (i = 0; i < MERKLE_HASH_LEN; i++) {
-		int hi = hex_digit(p[2 * i]), lo = hex_digit(p[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		env->prev[i] = (uint8_t)(hi << 4 | lo);
-	}
-	p += 2 * MERKLE_HASH_LEN;
-	if (!LIT(p, end, "\",\"event\":\""))
-		return -EINVAL;
-	env->event = p;
-	while (p < end && event_char(*p))
-		p++;
-	env->event_len = (size_t)(p - env->event);
-	if (env->event_len == 0 || env->event_len >= VERIFY_EVENT_MAX || end - p < 2 ||
-	    p[0] != '"' || (p[1] != ',' && p[1] != '}'))
-		return -EINVAL;
-	return 0;
 }

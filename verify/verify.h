@@ -83,19 +83,4 @@ int verify_journal(const struct verify_opts *o, struct verify_result *res);
 /* "ok", "modified", "deleted", ... as in the format's table. */
 const char *verify_kind_str(enum verify_kind k);
 
-/* What the fixed envelope prefix of a line holds. */
-struct verify_envelope {
-	uint64_t seq;
-	uint8_t prev[MERKLE_HASH_LEN];
-	const char *event;        /* points into the line, not NUL-terminated */
-	size_t event_len;
-};
-
-/*
- * Parses the envelope {"ts":"<27>","seq":N,"prev":"<64 hex>","event":"<name>",... of
- * line[0..len) (without '\n'), which must also end with '}'. No JSON parser, no
- * allocation. Returns 0 or -EINVAL.
- */
-int verify_parse_envelope(const char *line, size_t len, struct verify_envelope *env);
-
 #endif

@@ -5,6 +5,7 @@
 #ifndef SANDGATE_VERIFY_VERIFY_IMPL_H
 #define SANDGATE_VERIFY_VERIFY_IMPL_H
 
+#include "journal/envelope.h"
 #include "verify/verify.h"
 
 /* A checkpoint from outside the segments, opened before the scan. */

@@ -195,7 +195,7 @@ int vs_read_segments(struct vstate *vs)
 static int find_in_segment(struct reader *r, const char *path, uint64_t off, bool skip,
 			   uint64_t seq)
 {
-	struct verify_envelope env;
+	struct line_envelope env;
 	const char *line;
 	size_t len;
 	uint64_t loff;
@@ -208,7 +208,7 @@ static int find_in_segment(struct reader *r, const char *path, uint64_t off, boo
 			skip = false;
 			continue;
 		}
-		if (verify_parse_envelope(line, len, &env) == 0 && env.seq == seq)
+		if (line_envelope_parse_strict(line, len, &env) == 0 && env.seq == seq)
 			break;
 	}
 	close(r->fd);

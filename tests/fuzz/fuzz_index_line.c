@@ -18,10 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct index_row row;
 	struct line_envelope env;
 	struct buf b;
+	uint64_t seq;
 
 	(void)index_extract((const char *)data, size, &row);
 	index_row_free(&row);
 	(void)line_envelope_parse((const char *)data, size, &env);
+	(void)line_envelope_seq((const char *)data, size, &seq);
 	buf_init(&b);
 	(void)sink_syslog_frame(&b, "host", (const char *)data, size, "m", 1);
 	buf_reset(&b);

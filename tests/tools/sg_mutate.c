@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "common/hex.h"
+#include "journal/envelope.h"
 #include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
@@ -115,9 +116,9 @@ static int cmp_str(const void *a, const void *b)
 
 static bool is_checkpoint_line(const struct line *l)
 {
-	struct verify_envelope env;
+	struct line_envelope env;
 
-	return verify_parse_envelope(l->p, l->len, &env) == 0 && env.event_len == 18 &&
+	return line_envelope_parse_strict(l->p, l->len, &env) == 0 && env.event_len == 18 &&
 	       memcmp(env.event, "journal.checkpoint", 18) == 0;
 }
 
@@ -490,7 +491,7 @@ static size_t prev_offset(const struct line *l)
 
 static void mut_rewritten(struct jr *j)
 {
-	struct verify_envelope env;
+	struct line_envelope env;
 	size_t k, i, pos, start, good = 0, tries = 0;
 	uint8_t leaf[MERKLE_HASH_LEN];
 	char hex[2 * MERKLE_HASH_LEN + 1], *p;
@@ -498,7 +499,7 @@ static void mut_rewritten(struct jr *j)
 	do
 		k = rnd_below(j->last_cp);
 	while (is_cp_seq(j, k) && ++tries < 1000);
-	if (verify_parse_envelope(j->l[k].p, j->l[k].len, &env) < 0)
+	if (line_envelope_parse_strict(j->l[k].p, j->l[k].len, &env) < 0)
 		die("envelope");
 	start = (size_t)(env.event + env.event_len - j->l[k].p) + 1;
 	p = own(j, k);

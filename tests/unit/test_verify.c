@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "common/hex.h"
+#include "journal/envelope.h"
 #include "verify/verify.h"
 #include "tests/tools/fixture_writer.h"
 
@@ -293,30 +294,30 @@ static void test_signatures(void **st)
 
 static void test_envelope(void **st)
 {
-	struct verify_envelope e;
+	struct line_envelope e;
 	char line[400];
 	const char *ok = "{\"ts\":\"2026-06-29T10:04:00.123456Z\",\"seq\":17,\"prev\":\""
 			 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\","
 			 "\"event\":\"net.dns\",\"host\":\"h\"}";
 
 	(void)st;
-	assert_int_equal(verify_parse_envelope(ok, strlen(ok), &e), 0);
+	assert_int_equal(line_envelope_parse_strict(ok, strlen(ok), &e), 0);
 	assert_int_equal(e.seq, 17);
 	assert_int_equal(e.event_len, 7);
 	assert_memory_equal(e.event, "net.dns", 7);
-	assert_int_equal(e.prev[31], 0xff);
-	assert_int_equal(verify_parse_envelope(ok, strlen(ok) - 1, &e), -EINVAL);
+	assert_int_equal(e.prev_hash[31], 0xff);
+	assert_int_equal(line_envelope_parse_strict(ok, strlen(ok) - 1, &e), -EINVAL);
 	snprintf(line, sizeof(line), "%s", ok);
 	line[44] = '0';   /* "seq":07 */
 	memmove(line + 43, "07", 2);
-	assert_int_equal(verify_parse_envelope(line, strlen(line), &e), -EINVAL);
+	assert_int_equal(line_envelope_parse_strict(line, strlen(line), &e), -EINVAL);
 	snprintf(line, sizeof(line), "%s", ok);
 	line[60] = 'A';   /* uppercase hex */
-	assert_int_equal(verify_parse_envelope(line, strlen(line), &e), -EINVAL);
+	assert_int_equal(line_envelope_parse_strict(line, strlen(line), &e), -EINVAL);
 	snprintf(line, sizeof(line), "%s", ok);
 	line[11] = 'x';
-	assert_int_equal(verify_parse_envelope(line, strlen(line), &e), -EINVAL);
-	assert_int_equal(verify_parse_envelope("{}", 2, &e), -EINVAL);
+	assert_int_equal(line_envelope_parse_strict(line, strlen(line), &e), -EINVAL);
+	assert_int_equal(line_envelope_parse_strict("{}", 2, &e), -EINVAL);
 }
 
 /* Segment 0 purged by retention: its tombstone's Merkle state bridges the gap. */
