@@ -51,9 +51,6 @@ int index_extract(const char *line, size_t len, struct index_row *row);
 /* Frees what index_extract allocated and zeroes row. Accepts a zeroed row. */
 void index_row_free(struct index_row *row);
 
-/* Parses the envelope's "YYYY-MM-DDTHH:MM:SS.ffffffZ" into microseconds. 0 or -EINVAL. */
-int index_parse_ts(const char *s, size_t len, int64_t *us);
-
 struct index_db;
 
 enum index_open_mode {

@@ -8,7 +8,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "journal/envelope.h"
 #include "index/index.h"
@@ -16,45 +15,6 @@
 /* Fields whose value is a file path, and those whose value is a network name. */
 static const char *const path_keys[] = { "path", "new_path", "exe", "target" };
 static const char *const domain_keys[] = { "qname", "domain", "sni", "http_host" };
-
-static int digits(const char *s, size_t n, int *out)
-{
-	int v = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-int index_parse_ts(const char *s, size_t len, int64_t *us)
-{
-	struct tm tm = { 0 };
-	int y, mo, d, h, mi, se, frac;
-	time_t t;
-
-	if (len != 27 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
-	    s[16] != ':' || s[19] != '.' || s[26] != 'Z')
-		return -EINVAL;
-	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
-	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se) ||
-	    digits(s + 20, 6, &frac))
-		return -EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-		return -EINVAL;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = se;
-	t = timegm(&tm);
-	*us = (int64_t)t * 1000000 + frac;
-	return 0;
-}
 
 /* A copy of a string value up to its first NUL (no path or name holds one), or NULL. */
 static int dup_str(json_t *o, const char *key, char **out)
@@ -120,7 +80,7 @@ static int extract_envelope(const char *line, size_t len, json_t *o, struct inde
 	if (ret)
 		return ret;
 	row->seq = env.seq;
-	ret = index_parse_ts(env.ts, 27, &row->ts_us);
+	ret = line_ts_parse(env.ts, 27, &row->ts_us);
 	if (ret == 0 && !(row->event = strndup(env.event, env.event_len)))
 		ret = -ENOMEM;
 	if (ret == 0)

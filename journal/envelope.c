@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/hex.h"
 #include "journal/envelope.h"
@@ -130,6 +131,45 @@ int line_envelope_parse_strict(const char *line, size_t len, struct line_envelop
 	if (env->event_len == 0 || env->event_len >= LINE_EVENT_MAX || end - p < 2 ||
 	    p[0] != '"' || (p[1] != ',' && p[1] != '}'))
 		return -EINVAL;
+	return 0;
+}
+
+static int digits(const char *s, size_t n, int *out)
+{
+	int v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int line_ts_parse(const char *s, size_t len, int64_t *us)
+{
+	struct tm tm = { 0 };
+	int y, mo, d, h, mi, se, frac;
+	time_t t;
+
+	if (len != 27 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+	    s[16] != ':' || s[19] != '.' || s[26] != 'Z')
+		return -EINVAL;
+	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se) ||
+	    digits(s + 20, 6, &frac))
+		return -EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	t = timegm(&tm);
+	*us = (int64_t)t * 1000000 + frac;
 	return 0;
 }
 

@@ -58,6 +58,10 @@ int line_envelope_parse(const char *line, size_t len, struct line_envelope *env)
  */
 int line_envelope_parse_strict(const char *line, size_t len, struct line_envelope *env);
 
+/* Parses the envelope's ts, "YYYY-MM-DDTHH:MM:SS.ffffffZ", into microseconds since the
+ * epoch. 0 or -EINVAL. */
+int line_ts_parse(const char *s, size_t len, int64_t *us);
+
 /*
  * The whole line as a JSON object, as the readers of fields take it: "\u0000" allowed
  * (the journal escapes NUL bytes that way) and a repeated key accepted, the last one

@@ -49,7 +49,7 @@ static void scan_line(struct scan *sc, const char *line, size_t len)
 	}
 	sc->last_seq = env.seq;
 	memcpy(sc->last_ts, env.ts, 27);
-	(void)index_parse_ts(env.ts, 27, &sc->last_ts_us);
+	(void)line_ts_parse(env.ts, 27, &sc->last_ts_us);
 	(void)line_json_load(line, len, &o);   /* NULL when it is none: nothing found */
 	sid = json_object_get(o, "session_id");
 	if (json_is_string(sid))
@@ -224,7 +224,7 @@ static int last_ts(const char *path, int64_t *us)
 		for (ssize_t i = got - 2; i >= 0 && ret == -EINVAL; i--)
 			if (i == 0 || buf[i - 1] == '\n') {
 				if (line_envelope_parse(buf + i, (size_t)(got - 1 - i), &env) == 0)
-					ret = index_parse_ts(env.ts, 27, us);
+					ret = line_ts_parse(env.ts, 27, us);
 				break;
 			}
 	}

@@ -9,7 +9,6 @@
 
 #include "common/version.h"
 #include "journal/envelope.h"
-#include "index/index.h"
 #include "sinks/ocsf.h"
 #include "sinks/ocsf_impl.h"
 
@@ -118,7 +117,7 @@ static json_t *build(json_t *n, const struct line_envelope *env, const char *eve
 	int64_t us = 0;
 	json_t *o, *obs;
 
-	(void)index_parse_ts(env->ts, 27, &us);
+	(void)line_ts_parse(env->ts, 27, &us);
 	obs = observer(line, len);
 	legacy_source(n, obs, event);
 	sev = severity_id(n, event);

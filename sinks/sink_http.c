@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "journal/envelope.h"
-#include "index/index.h"
 #include "sinks/sink.h"
 
 static bool is_warning(const struct line_envelope *e)
@@ -19,7 +18,7 @@ int sink_hec_event(struct buf *b, const char *host, const char *line, size_t len
 	struct line_envelope env;
 	int64_t us;
 
-	if (line_envelope_parse(line, len, &env) || index_parse_ts(env.ts, 27, &us))
+	if (line_envelope_parse(line, len, &env) || line_ts_parse(env.ts, 27, &us))
 		return -EINVAL;
 	buf_printf(b, "{\"time\":%" PRId64 ".%06" PRId64 ",\"host\":", us / 1000000,
 		   us % 1000000);
@@ -39,7 +38,7 @@ int sink_otlp_record(struct buf *b, const char *line, size_t len, const char *ms
 	int64_t us;
 	bool warn;
 
-	if (line_envelope_parse(line, len, &env) || index_parse_ts(env.ts, 27, &us))
+	if (line_envelope_parse(line, len, &env) || line_ts_parse(env.ts, 27, &us))
 		return -EINVAL;
 	warn = is_warning(&env);
 	if (!first)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "index/index.h"
+#include "journal/envelope.h"
 #include "journal/journal.h"
 #include "journal/keystore.h"
 #include "sinks/sink.h"
@@ -82,7 +83,7 @@ static void on_msg(struct rx *r, const char *m, size_t len)
 	if (r->seen[n]) {
 		atomic_fetch_add(&r->dups, 1);
 	} else if (atomic_load(&r->measuring) && r->n_lat < r->cap_lat &&
-		   index_parse_ts(line + 7, 27, &ts) == 0) {
+		   line_ts_parse(line + 7, 27, &ts) == 0) {
 		r->lat[r->n_lat++] = (double)(wall_us() - ts) / 1000.0;
 	}
 	if (r->seen[n] < 255)

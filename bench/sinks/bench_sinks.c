@@ -44,7 +44,7 @@ static void sample(struct reader *r, const char *line, size_t len)
 
 	if (r->n < r->cap && line_envelope_parse(line, len, &env) == 0 &&
 	    env.event_len == 12 && memcmp(env.event, "process.exec", 12) == 0 &&
-	    index_parse_ts(env.ts, 27, &ts) == 0)
+	    line_ts_parse(env.ts, 27, &ts) == 0)
 		r->lat[r->n++] = (double)(now_us() - ts) / 1000.0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "journal/envelope.h"
 #include "index/index.h"
 #include "index/index_query.h"
 
@@ -168,12 +169,12 @@ static void test_parse_ts(void **state)
 	int64_t us;
 
 	(void)state;
-	assert_int_equal(index_parse_ts("1970-01-01T00:00:01.000002Z", 27, &us), 0);
+	assert_int_equal(line_ts_parse("1970-01-01T00:00:01.000002Z", 27, &us), 0);
 	assert_int_equal(us, 1000002);
-	assert_int_equal(index_parse_ts("1970-01-01T00:00:01.00000Z", 26, &us), -EINVAL);
-	assert_int_equal(index_parse_ts("1970-01-01 00:00:01.000002Z", 27, &us), -EINVAL);
-	assert_int_equal(index_parse_ts("1970-01-01T24:00:01.000002Z", 27, &us), -EINVAL);
-	assert_int_equal(index_parse_ts("1970-01-01T00:00:01.00000xZ", 27, &us), -EINVAL);
+	assert_int_equal(line_ts_parse("1970-01-01T00:00:01.00000Z", 26, &us), -EINVAL);
+	assert_int_equal(line_ts_parse("1970-01-01 00:00:01.000002Z", 27, &us), -EINVAL);
+	assert_int_equal(line_ts_parse("1970-01-01T24:00:01.000002Z", 27, &us), -EINVAL);
+	assert_int_equal(line_ts_parse("1970-01-01T00:00:01.00000xZ", 27, &us), -EINVAL);
 }
 
 int main(void)
