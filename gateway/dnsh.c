@@ -169,8 +169,12 @@ static enum gw_dns_act refuse(const struct dctx *c, const uint8_t *msg, size_t l
 		return GW_DNS_PASS;
 	}
 	r = dns_synth_answer(msg, len, rc, ans, sizeof(ans), &alen);
-	if (r == 0)
-		r = c->h && c->h->answer ? c->h->answer(c->h->ctx, &c->in->p, ans, alen) : -ENOSYS;
+	if (r == 0 && alen <= sizeof(c->out->answer)) {
+		memcpy(c->out->answer, ans, alen);
+		c->out->answer_len = alen;
+	}
+	if (r == 0 && c->h && c->h->answer)
+		r = c->h->answer(c->h->ctx, &c->in->p, ans, alen);
 	if (r == 0)
 		c->out->n.dns_synth++;
 	else

@@ -92,7 +92,8 @@ struct gw_record {
 struct gw_decide_hooks {
 	void *ctx;
 	void (*record)(void *ctx, const struct gw_record *r);
-	/* Sends synthesised DNS answer ans to the sender of query packet q. 0 or -errno. */
+	/* Sends synthesised DNS answer ans to the sender of query packet q. 0 or -errno.
+	 * NULL: the answer is only left in the decision's answer (taken as sent). */
 	int (*answer)(void *ctx, const struct gw_pkt *q, const uint8_t *ans, size_t len);
 	/* Whether an answer with key k, no query pending for it, is one answer sent (once). */
 	bool (*own_answer)(void *ctx, const struct dnspend_key *k);
@@ -111,6 +112,10 @@ struct gw_decision {
 	uint8_t mangle[128];          /* the packet to send instead (a SYN without its Fast
 	                               * Open data); mangle_len 0: none */
 	size_t mangle_len;
+	uint8_t answer[512];          /* the DNS answer synthesised for a blocked query (sent
+	                               * through the answer hook; without one, the caller's
+	                               * to send); answer_len 0: none */
+	size_t answer_len;
 	bool decided;                 /* this packet decided the flow: its net.connect */
 	struct flow flow;             /* the flow as decided (no buffers) */
 	struct gw_counts n;

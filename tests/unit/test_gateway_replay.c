@@ -593,6 +593,8 @@ static void test_two_questions(void **state)
 	assert_true(cap.answer_len >= 12);
 	assert_int_equal(cap.answer[0] << 8 | cap.answer[1], 0x4242);
 	assert_int_equal(cap.answer[3] & 0x0f, DNS_RCODE_REFUSED);
+	assert_int_equal(dec.answer_len, cap.answer_len);   /* also in the decision */
+	assert_memory_equal(dec.answer, cap.answer, cap.answer_len);
 	assert_int_equal(cap.n_dns, 1);
 	assert_string_equal(cap.dns[0].status, "blocked");
 	assert_string_equal(cap.dns[0].reason, "multiple_questions");
