@@ -662,6 +662,25 @@ static void test_unbound_address(void **state)
 }
 
 
+/* DNS only to a configured resolver: a query elsewhere is refused by the kernel. */
+static void test_query_to_other_resolver(void **state)
+{
+	static const char *const name = "api.web.test";
+	uint8_t m[256], b[300];
+	size_t n = dns(m, 0x7777, &name, 1, NULL);
+
+	(void)state;
+	run(b, udp(b, CLIENT, 5355, OTHER, 53, m, n), pdef);
+	assert_true(dec.decided);
+	assert_true(dec.flow.is_dns);
+	assert_string_equal(dec.flow.reason, "resolver_not_allowed");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+	assert_int_equal(cap.n_answer, 0);      /* not answered: ICMP from the kernel */
+	assert_int_equal(cap.n_dns, 1);
+	assert_string_equal(cap.dns[0].status, "blocked");
+	assert_string_equal(cap.dns[0].reason, "resolver_not_allowed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -676,6 +695,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_keepalive_bad_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_to_other_resolver, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
