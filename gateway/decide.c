@@ -4,7 +4,8 @@
  * SNI or Host of its first bytes). The verdict travels in the packet mark: allow, or deny
  * (the kernel rejects: TCP reset, ICMP administratively prohibited). Report mode lets a
  * would-be-blocked flow through and says would_block. With gateway.enforce false the
- * gateway only observes: everything is allowed with reason no_policy.
+ * gateway only observes: everything is allowed with reason no_policy. Pure: everything
+ * comes from the policy view (gateway/packet.h) and the clock the caller passes.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,28 +13,17 @@
 #include <string.h>
 
 #include "gateway/gw_int.h"
+#include "gateway/packet.h"
 #include "nft/nft.h"
 
-const struct policy *gw_policy_of(struct gateway *g, uint32_t mark)
-{
-	char name[MARKTAB_POLICY_MAX + 1];
-	const struct policy *p = NULL;
-
-	if (!g->pset)
-		return NULL;
-	if (marktab_get_policy(g->marks, nft_mark_id(mark), name, sizeof(name)) == 0)
-		p = policy_find(g->pset, name[0] ? name : NULL);
-	/* A session whose policy a reload removed falls back to the default one. */
-	return p ? p : policy_find(g->pset, NULL);
-}
-
-bool gw_resolver_ok(struct gateway *g, int family, const uint8_t *addr, uint16_t port)
+bool gw_view_resolver_ok(const struct gw_policy_view *v, int family, const uint8_t *addr,
+			 uint16_t port)
 {
 	size_t al = family == AF_INET ? 4 : 16;
 
-	for (size_t i = 0; i < g->n_res; i++)
-		if (g->res[i].addr.family == family && g->res[i].port == port &&
-		    !memcmp(g->res[i].addr.bytes, addr, al))
+	for (size_t i = 0; i < v->n_res; i++)
+		if (v->res[i].addr.family == family && v->res[i].port == port &&
+		    !memcmp(v->res[i].addr.bytes, addr, al))
 			return true;
 	return false;
 }
@@ -96,11 +86,11 @@ static const char *norm(const char *in, char out[POLICY_NAME_MAX], bool *bad)
 }
 
 /* DNS to a resolver not configured: blocked whatever the names. */
-static bool decide_dns(struct gateway *g, struct flow *f, const struct policy *p)
+static bool decide_dns(const struct gw_policy_view *v, struct flow *f, const struct policy *p)
 {
 	struct policy_decision d = { .verdict = POLICY_ALLOW, .reason = "resolver_allowed" };
 
-	if (f->dport == 53 && !gw_resolver_ok(g, f->family, f->dst, f->dport)) {
+	if (f->dport == 53 && !gw_view_resolver_ok(v, f->family, f->dst, f->dport)) {
 		d.verdict = POLICY_BLOCK;
 		d.reason = "resolver_not_allowed";
 	}
@@ -150,14 +140,11 @@ static void strict(const struct flow *f, struct policy_decision *d)
 	}
 }
 
-bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early)
+bool gw_flow_decide(const struct gw_policy_view *v, struct flow *f, bool early,
+		    int64_t now_ms)
 {
-	return gw_decide_pkg(g, f, p, early, NULL);
-}
-
-bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bool early,
-		   const struct gw_pkg_hosts *pk)
-{
+	const struct policy *p = v->pol;
+	const struct gw_pkg_hosts *pk = v->pkg;
 	char names[DNSBIND_NAMES_PER_ADDR][DNSBIND_NAME_MAX];
 	const char *bound[DNSBIND_NAMES_PER_ADDR];
 	char sni[POLICY_NAME_MAX], host[POLICY_NAME_MAX];
@@ -165,7 +152,7 @@ bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bo
 	struct policy_decision d = { 0 };
 	bool bad = false;
 
-	if (!g->cfg.enforce || !p) {
+	if (!v->enforce || !p) {
 		if (early)
 			return false;
 		f->mode = "observe";
@@ -176,9 +163,9 @@ bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bo
 		return true;
 	}
 	if (f->is_dns)
-		return decide_dns(g, f, p);
-	pf.n_bound = dnsbind_names(g->binds, f->mark_id, f->family, f->dst, time_mono_ms(),
-				   names, DNSBIND_NAMES_PER_ADDR);
+		return decide_dns(v, f, p);
+	pf.n_bound = dnsbind_names(v->binds, f->mark_id, f->family, f->dst, now_ms, names,
+				   DNSBIND_NAMES_PER_ADDR);
 	for (size_t i = 0; i < pf.n_bound; i++)
 		bound[i] = names[i];
 	pf.bound_names = bound;

@@ -3,49 +3,19 @@
  * TCP (reassembled per direction). A query is remembered until its answer; the answer
  * gives one net.dns event with the query's name, the rcode, the answers and the
  * latency, and binds the answer's addresses to the name for the session (TTL clamped to
- * gateway.dns_ttl_min..max). Runs with g->lock held; events are emitted after it.
+ * gateway.dns_ttl_min..max). Pure (gateway/packet.h): the caller holds the tables
+ * under its lock; records, the kernel bindings of an allowed answer and a synthesised
+ * answer go through its hooks.
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gateway/gw_int.h"
-#include "journal/event.h"
+#include "gateway/packet.h"
 #include "nft/nft.h"
-
-void gw_evlist_push(struct gw_evlist *l, struct event *e)
-{
-	struct event **nv;
-
-	if (!e) {
-		l->lost++;
-		return;
-	}
-	if (l->n == l->cap) {
-		nv = realloc(l->v, (l->cap ? l->cap * 2 : 4) * sizeof(*nv));
-		if (!nv) {
-			event_free(e);
-			l->lost++;
-			return;
-		}
-		l->v = nv;
-		l->cap = l->cap ? l->cap * 2 : 4;
-	}
-	l->v[l->n++] = e;
-}
-
-void gw_evlist_flush(struct gateway *g, struct gw_evlist *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		gw_emit(g, l->v[i]);
-	if (l->lost)
-		gw_ev_loss(g, "gateway", (int64_t)l->lost, "event not built (out of memory)");
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
 
 /* The query's key as the client sees it; from an answer, the addresses are swapped. */
 static void key_of(const struct gw_pkt *p, bool query, bool tcp, uint16_t id,
@@ -63,62 +33,95 @@ static void key_of(const struct gw_pkt *p, bool query, bool tcp, uint16_t id,
 	k->sport = query ? p->dport : p->sport;
 }
 
-static void entry_base(struct dnspend_entry *q, const struct gw_meta *m, const char *sid)
+/* One DNS message's context: the packet, its flow, the view, the hooks, the decision. */
+struct dctx {
+	const struct gw_packet_in *in;
+	struct gw_flow_state *fs;
+	const struct gw_policy_view *v;
+	const struct gw_decide_hooks *h;
+	struct gw_decision *out;
+	bool tcp;
+};
+
+static void put(const struct dctx *c, struct gw_record *r)
+{
+	r->mark_id = nft_mark_id(c->in->mark);
+	r->sid = c->in->sid;
+	r->tcp = c->tcp;
+	r->now_ms = c->in->now_ms;
+	if (c->h && c->h->record)
+		c->h->record(c->h->ctx, r);
+}
+
+/* A net.dns record of query q (answer ans or NULL; several questions: msg). */
+static void put_dns(const struct dctx *c, const struct dnspend_entry *q,
+		    const struct dns_msg *ans, const struct dns_msg *msg, const char *status,
+		    const char *reason)
+{
+	struct gw_record r = { .kind = GW_REC_DNS, .q = q, .ans = ans, .status = status,
+			       .reason = reason };
+
+	r.questions = msg && msg->qdcount != 1 ? msg : NULL;
+	put(c, &r);
+}
+
+static void entry_base(struct dnspend_entry *q, const struct dctx *c)
 {
 	memset(q, 0, sizeof(*q));
-	snprintf(q->sid, sizeof(q->sid), "%s", sid);
-	q->uid = m->uid;
-	q->pid = m->pid;
-	q->sent_ms = time_mono_ms();
-	clock_gettime(CLOCK_REALTIME, &q->sent_wall);
+	snprintf(q->sid, sizeof(q->sid), "%s", c->in->sid);
+	q->uid = c->in->uid;
+	q->pid = c->in->pid;
+	q->sent_ms = c->in->now_ms;
+	q->sent_wall = c->in->now_wall;
 }
 
 /*
- * Binds the answer's addresses to the name asked, for the session: under g->lock and
- * before the answer's verdict, so the connection that follows finds them (no race).
+ * Binds the answer's addresses to the name asked, for the session: under the caller's
+ * lock and before the answer's verdict, so the connection that follows finds them (no
+ * race). kernel: an answer to a query the policy allowed, into the kernel sets too.
  */
-static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
-			const struct policy *pol)
+static void bind_answer(const struct dctx *c, const struct dns_msg *d, bool kernel)
 {
 	uint64_t ttls[DNS_MAX_ADDRS];
 	char name[DNSBIND_NAME_MAX];
-	int64_t now = time_mono_ms(), ttl;
+	int64_t now = c->in->now_ms, ttl;
+	struct gw_record r = { .kind = GW_REC_BIND, .ans = d, .name = name, .ttl_ms = ttls };
 
 	if (d->rcode != DNS_RCODE_NOERROR || d->n_addrs == 0 ||
 	    dns_name_normalize(d->qname, name, sizeof(name)) != 0)
 		return;
 	for (size_t i = 0; i < d->n_addrs; i++) {
 		ttl = (int64_t)d->addrs[i].ttl * 1000;
-		if (ttl < (int64_t)g->cfg.dns_ttl_min_ms)
-			ttl = (int64_t)g->cfg.dns_ttl_min_ms;
-		if (ttl > (int64_t)g->cfg.dns_ttl_max_ms)
-			ttl = (int64_t)g->cfg.dns_ttl_max_ms;
+		if (ttl < (int64_t)c->v->ttl_min_ms)
+			ttl = (int64_t)c->v->ttl_min_ms;
+		if (ttl > (int64_t)c->v->ttl_max_ms)
+			ttl = (int64_t)c->v->ttl_max_ms;
 		ttls[i] = (uint64_t)ttl;
-		(void)dnsbind_add(g->binds, nft_mark_id(mark), d->addrs[i].family,
+		(void)dnsbind_add(c->v->binds, nft_mark_id(c->in->mark), d->addrs[i].family,
 				  d->addrs[i].addr, name, now + ttl);
 	}
-	/* pol only for an answer to a query the policy allowed: into the kernel sets too. */
-	if (pol)
-		gw_kbind_answer(g, mark, d, name, pol, ttls);
+	if (kernel)
+		put(c, &r);
 }
 
 /* What the policy says of query d; fills q's verdict fields. True: blocked now. */
-static bool judge_query(struct gateway *g, const struct gw_pkt *p, const struct dns_msg *d,
-			const struct policy *pol, struct dnspend_entry *q)
+static bool judge_query(const struct dctx *c, const struct dns_msg *d,
+			struct dnspend_entry *q)
 {
 	struct policy_decision dec = { .verdict = POLICY_BLOCK, .reason = "invalid_name" };
+	const struct gw_pkt *p = &c->in->p;
 	char name[POLICY_NAME_MAX];
-	bool report = policy_settings(pol)->mode == SG_MODE_REPORT;
+	bool report = policy_settings(c->v->pol)->mode == SG_MODE_REPORT;
 
 	q->mode = report ? "report" : "enforce";
-	if (!gw_resolver_ok(g, p->family, p->dst, p->dport)) {
+	if (!gw_view_resolver_ok(c->v, p->family, p->dst, p->dport)) {
 		dec.reason = "resolver_not_allowed";
 	} else if (d->qdcount != 1) {
 		/* Each name would need its own verdict, and resolvers answer only one: refuse
 		 * (REFUSED, as most resolvers do) and record every name. */
 		dec.reason = "multiple_questions";
 	} else if (dns_name_normalize(d->qname, name, sizeof(name)) == 0) {
-		policy_decide_query(pol, name, &dec);
+		policy_decide_query(c->v->pol, name, &dec);
 		snprintf(q->rule, sizeof(q->rule), "%s", dec.rule);
 	}
 	q->reason = dec.reason;
@@ -130,7 +133,7 @@ static bool judge_query(struct gateway *g, const struct gw_pkt *p, const struct 
 	return !report;
 }
 
-/* The answer the gateway gives itself to a blocked query; "" when none is sent. */
+/* The answer the gateway gives itself to a blocked query. */
 static uint8_t blocked_rcode(const struct policy *pol, const char *reason)
 {
 	if (!strcmp(reason, "canary_domain"))
@@ -147,9 +150,8 @@ static uint8_t blocked_rcode(const struct policy *pol, const char *reason)
  * stream is not done). A query to a resolver not configured is not answered: its flow is
  * rejected by the kernel (ICMP or reset).
  */
-static enum gw_dns_act refuse(struct gw_worker *w, const struct gw_pkt *p, bool tcp,
-			      struct flow *f, const uint8_t *msg, size_t len,
-			      const struct policy *pol, struct dnspend_entry *q)
+static enum gw_dns_act refuse(const struct dctx *c, const uint8_t *msg, size_t len,
+			      struct dnspend_entry *q)
 {
 	uint8_t ans[512];
 	size_t alen = 0;
@@ -158,91 +160,76 @@ static enum gw_dns_act refuse(struct gw_worker *w, const struct gw_pkt *p, bool 
 
 	if (!strcmp(q->reason, "resolver_not_allowed"))
 		return GW_DNS_PASS;
-	rc = blocked_rcode(pol, q->reason);
+	rc = blocked_rcode(c->v->pol, q->reason);
 	snprintf(q->rcode, sizeof(q->rcode), "%s", dns_rcode_str(rc));
-	if (tcp) {
-		if (f)
-			f->verdict = NFT_MARK_DENY;
+	if (c->tcp) {
+		if (c->fs->f)
+			c->fs->f->verdict = NFT_MARK_DENY;
 		snprintf(q->rcode, sizeof(q->rcode), "%s", "");
 		return GW_DNS_PASS;
 	}
 	r = dns_synth_answer(msg, len, rc, ans, sizeof(ans), &alen);
+	if (r == 0 && alen <= sizeof(c->out->answer)) {
+		memcpy(c->out->answer, ans, alen);
+		c->out->answer_len = alen;
+	}
+	if (r == 0 && c->h && c->h->answer)
+		r = c->h->answer(c->h->ctx, &c->in->p, ans, alen);
 	if (r == 0)
-		r = gw_inject_dns(w, p, ans, alen);
-	if (r == 0)
-		atomic_fetch_add_explicit(&w->g->st.dns_synth, 1, memory_order_relaxed);
+		c->out->n.dns_synth++;
 	else
 		snprintf(q->rcode, sizeof(q->rcode), "%s", "");   /* dropped unanswered */
 	return GW_DNS_DROP;
 }
 
-/* A query's every question name, as sent (qdcount != 1: `questions`, `qdcount`). */
-static struct event *with_questions(struct event *e, const struct dns_msg *d)
+static enum gw_dns_act on_query(const struct dctx *c, const struct dns_msg *d,
+				const uint8_t *msg, size_t len)
 {
-	if (!e || d->qdcount == 1)
-		return e;
-	event_uint(e, "qdcount", d->qdcount);
-	event_array_begin(e, "questions");
-	for (size_t i = 0; i < d->n_questions; i++)
-		event_str(e, NULL, d->questions[i]);
-	event_array_end(e);
-	return e;
-}
-
-static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
-				const struct gw_pkt *p, bool tcp, const struct dns_msg *d,
-				const uint8_t *msg, size_t len, struct flow *f, const char *sid,
-				const struct policy *pol, struct gw_evlist *l)
-{
-	struct gateway *g = w->g;
+	struct gw_record blk = { .kind = GW_REC_BLOCKED };
 	struct dnspend_entry q;
 	enum gw_dns_act act;
 
-	atomic_fetch_add_explicit(&g->st.dns_queries, 1, memory_order_relaxed);
-	entry_base(&q, m, sid);
-	key_of(p, true, tcp, d->id, &q.key);
+	c->out->n.dns_queries++;
+	entry_base(&q, c);
+	key_of(&c->in->p, true, c->tcp, d->id, &q.key);
 	snprintf(q.qname, sizeof(q.qname), "%s", d->qname);
 	snprintf(q.qname_raw, sizeof(q.qname_raw), "%s", d->qname_raw);
 	q.qtype = d->qtype;
-	if (g->cfg.enforce && pol && judge_query(g, p, d, pol, &q)) {
-		atomic_fetch_add_explicit(&g->st.blocked_dns, 1, memory_order_relaxed);
-		act = refuse(w, p, tcp, f, msg, len, pol, &q);
-		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
-		if (gw_summarised_dns(g, nft_mark_id(m->mark), &q, tcp))
-			return act;   /* past the session's budget: in its net.blocked_summary */
-		gw_evlist_push(l, with_questions(gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "blocked",
-							   q.reason, time_mono_ms()), d));
+	if (c->v->enforce && c->v->pol && judge_query(c, d, &q)) {
+		c->out->n.blocked_dns++;
+		act = refuse(c, msg, len, &q);
+		blk.reason = q.reason;
+		put(c, &blk);
+		/* Past the session's budget the caller counts it into a summary instead. */
+		put_dns(c, &q, NULL, d, "blocked", q.reason);
 		return act;
 	}
 	if (d->qdcount != 1)   /* observed or would-block: every name is on record */
-		gw_evlist_push(l, with_questions(gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp",
-							   "several_questions",
-							   q.reason ? q.reason : "no_policy",
-							   time_mono_ms()), d));
-	if (q.verdict && !strcmp(q.verdict, "would_block"))
-		gw_blocked(g, nft_mark_id(m->mark), sid, q.reason, l);
+		put_dns(c, &q, NULL, d, "several_questions", q.reason ? q.reason : "no_policy");
+	if (q.verdict && !strcmp(q.verdict, "would_block")) {
+		blk.reason = q.reason;
+		put(c, &blk);
+	}
 	/* A retransmission keeps the first send time; a full table is counted. */
-	if (dnspend_add(g->pend, &q) == -ENOSPC)
-		atomic_fetch_add_explicit(&g->st.dns_unanswered, 1, memory_order_relaxed);
+	if (dnspend_add(c->fs->pend, &q) == -ENOSPC)
+		c->out->n.dns_unanswered++;
 	return GW_DNS_PASS;
 }
 
-static void on_answer(struct gateway *g, const struct gw_meta *m, const struct gw_pkt *p,
-		      bool tcp, const struct dns_msg *d, const char *sid,
-		      const struct policy *pol, struct gw_evlist *l)
+static void on_answer(const struct dctx *c, const struct dns_msg *d)
 {
 	struct dnspend_key k;
 	struct dnspend_entry q;
 	const char *status = "answered";
 
-	atomic_fetch_add_explicit(&g->st.dns_answers, 1, memory_order_relaxed);
-	key_of(p, false, tcp, d->id, &k);
-	if (dnspend_take(g->pend, &k, &q) != 0) {
+	c->out->n.dns_answers++;
+	key_of(&c->in->p, false, c->tcp, d->id, &k);
+	if (dnspend_take(c->fs->pend, &k, &q) != 0) {
 		/* The gateway's own answer to a blocked query: recorded with the query. */
-		if (gw_synth_own(g, &k))
+		if (c->h && c->h->own_answer && c->h->own_answer(c->h->ctx, &k))
 			return;
 		/* No query seen (a restart, or a spoofed answer): log what the answer says. */
-		entry_base(&q, m, sid);
+		entry_base(&q, c);
 		q.key = k;
 		q.sent_ms = 0;
 		q.uid = -1;
@@ -252,50 +239,37 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 		q.qtype = d->qtype;
 		status = "unsolicited";
 		/* Enforcing, an answer without its query binds nothing (it may be forged). */
-		if (!g->cfg.enforce)
-			bind_answer(g, m->mark, d, NULL);
+		if (!c->v->enforce)
+			bind_answer(c, d, false);
 	} else if (!q.verdict || strcmp(q.verdict, "blocked")) {
-		/*
-		 * No kernel elements while an installer under `unapproved: block` runs in the
-		 * session: its SYNs must reach the gateway, which refuses unapproved hosts
-		 * before anything leaves (gateway/pkgguard.c).
-		 */
-		bool kernel = g->cfg.enforce && q.verdict && !strcmp(q.verdict, "allowed") &&
-			      !gw_pkg_active(sid);
-
-		bind_answer(g, m->mark, d, kernel ? pol : NULL);
+		/* Only an answer the policy allowed goes into the kernel sets (the caller
+		 * keeps it out while an installer under `unapproved: block` runs). */
+		bind_answer(c, d, c->v->enforce && q.verdict && !strcmp(q.verdict, "allowed"));
 	}
-	gw_evlist_push(l, gw_ev_dns(&q, d, tcp ? "tcp" : "udp", status, "no_policy",
-				    time_mono_ms()));
+	put_dns(c, &q, d, NULL, status, "no_policy");
 }
 
-static void on_malformed(struct gateway *g, const struct gw_meta *m,
-			 const struct gw_pkt *p, bool tcp, const char *sid,
-			 struct gw_evlist *l)
+static void on_malformed(const struct dctx *c)
 {
 	struct dnspend_entry q;
-	bool query = p->dport == 53;
+	bool query = c->in->p.dport == 53;
 
-	atomic_fetch_add_explicit(&g->st.dns_malformed, 1, memory_order_relaxed);
-	entry_base(&q, m, sid);
-	key_of(p, query, tcp, 0, &q.key);
-	gw_evlist_push(l, gw_ev_dns(&q, NULL, tcp ? "tcp" : "udp", "malformed", "malformed",
-				    time_mono_ms()));
+	c->out->n.dns_malformed++;
+	entry_base(&q, c);
+	key_of(&c->in->p, query, c->tcp, 0, &q.key);
+	put_dns(c, &q, NULL, NULL, "malformed", "malformed");
 }
 
-static enum gw_dns_act dns_message(struct gw_worker *w, const struct gw_meta *m,
-				   const struct gw_pkt *p, const uint8_t *msg, size_t len,
-				   bool tcp, struct flow *f, const char *sid,
-				   const struct policy *pol, struct gw_evlist *l)
+static enum gw_dns_act dns_message(const struct dctx *c, const uint8_t *msg, size_t len)
 {
-	struct dns_msg *d = w->msg;
+	struct dns_msg *d = c->fs->msg;
 
 	if (len == 0 || dns_parse(msg, len, d) != 0)
-		on_malformed(w->g, m, p, tcp, sid, l);
+		on_malformed(c);
 	else if (!d->qr)
-		return on_query(w, m, p, tcp, d, msg, len, f, sid, pol, l);
+		return on_query(c, d, msg, len);
 	else
-		on_answer(w->g, m, p, tcp, d, sid, pol, l);
+		on_answer(c, d);
 	return GW_DNS_PASS;
 }
 
@@ -320,10 +294,10 @@ static bool in_order(struct flow *f, int dir, const struct gw_pkt *p)
 	return true;
 }
 
-static void dns_tcp_segment(struct gw_worker *w, const struct gw_meta *m,
-			    const struct gw_pkt *p, struct flow *f, const char *sid,
-			    const struct policy *pol, struct gw_evlist *l)
+static void dns_tcp_segment(const struct dctx *c)
 {
+	const struct gw_pkt *p = &c->in->p;
+	struct flow *f = c->fs->f;
 	int dir = p->dport == 53 ? 0 : 1, r;
 	const uint8_t *msg;
 	size_t len, need;
@@ -334,26 +308,28 @@ static void dns_tcp_segment(struct gw_worker *w, const struct gw_meta *m,
 		return;
 	if (dns_tcp_feed(f->dtcp[dir], p->payload, p->payload_len) != 0) {
 		/* More than DNS_TCP_BUF_MAX pending: abusive; stop following it. */
-		on_malformed(w->g, m, p, true, sid, l);
+		on_malformed(c);
 		dns_tcp_free(f->dtcp[dir]);
 		f->dtcp[dir] = NULL;
 		return;
 	}
 	while ((r = dns_tcp_next(f->dtcp[dir], &msg, &len, &need)) != 0) {
 		if (r < 0)
-			on_malformed(w->g, m, p, true, sid, l);
+			on_malformed(c);
 		else
-			(void)dns_message(w, m, p, msg, len, true, f, sid, pol, l);
+			(void)dns_message(c, msg, len);
 	}
 }
 
-enum gw_dns_act gw_dns_packet(struct gw_worker *w, const struct gw_meta *m,
-			      const struct gw_pkt *p, struct flow *f, const char *sid,
-			      const struct policy *pol, struct gw_evlist *l)
+enum gw_dns_act gw_dns_packet(const struct gw_packet_in *in, struct gw_flow_state *fs,
+			      const struct gw_policy_view *v, const struct gw_decide_hooks *h,
+			      struct gw_decision *out)
 {
-	if (p->proto == IPPROTO_UDP)
-		return dns_message(w, m, p, p->payload, p->payload_len, false, f, sid, pol, l);
-	if (p->proto == IPPROTO_TCP && f)
-		dns_tcp_segment(w, m, p, f, sid, pol, l);
+	struct dctx c = { in, fs, v, h, out, in->p.proto == IPPROTO_TCP };
+
+	if (in->p.proto == IPPROTO_UDP)
+		return dns_message(&c, in->p.payload, in->p.payload_len);
+	if (in->p.proto == IPPROTO_TCP && fs->f)
+		dns_tcp_segment(&c);
 	return GW_DNS_PASS;
 }

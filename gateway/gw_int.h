@@ -159,7 +159,8 @@ void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k);
 /* ---- NFQUEUE worker (gateway/nfq.c) ---- */
 void *gw_worker_main(void *arg);
 
-/* ---- the packet path (gateway/handle.c, dnsh.c, decide.c) ---- */
+/* ---- the packet path: the shell (gateway/handle.c) around the pure decision
+ * (gateway/packet.h: packet.c, dnsh.c, decide.c) ---- */
 /* Decides the verdict of one packet: *verdict NF_ACCEPT/NF_DROP, *mark the mark to set. */
 void gw_handle(struct gw_worker *w, const struct gw_meta *m, int *verdict, uint32_t *mark);
 /* Events built under the gateway lock, emitted after it is released. */
@@ -171,37 +172,17 @@ struct gw_evlist {
 void gw_evlist_push(struct gw_evlist *l, struct event *e);
 /* Emits every event of l (and a sensor.loss for the lost ones), then frees the list. */
 void gw_evlist_flush(struct gateway *g, struct gw_evlist *l);
-/*
- * What gw_dns_packet did with a query: let it pass, or dropped it (a blocked name was
- * answered by the gateway itself).
- */
-enum gw_dns_act { GW_DNS_PASS, GW_DNS_DROP };
-/*
- * The DNS of one port-53 packet: UDP payload, or TCP segment fed to f's reassembler
- * (f NULL: TCP cannot be followed). Pairs answers with queries, binds answer addresses
- * to the session's names, queues net.dns events on l. Call with g->lock held.
- */
-enum gw_dns_act gw_dns_packet(struct gw_worker *w, const struct gw_meta *m,
-			      const struct gw_pkt *p, struct flow *f, const char *sid,
-			      const struct policy *pol, struct gw_evlist *l);
 /* The policy of the session of mark (default when unknown); NULL only without a set. */
 const struct policy *gw_policy_of(struct gateway *g, uint32_t mark);
 /*
  * The decision on flow f (its names known, or the first packet: early true) under
  * policy p, with g->lock held: fills f->verdict, f->pverdict, f->reason, f->rule,
- * f->mode. Returns true when decided (early: only when nothing later could allow it).
+ * f->mode (gw_flow_decide with the gateway's view). Returns true when decided (early: only when nothing later could allow it).
  */
 bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early);
-/* gw_decide, and for the flow of an installer under `unapproved: block` (pk not NULL) a
- * flow the policy allows to a host that is no approved source is blocked
- * (unapproved_package_source). */
-bool gw_decide_pkg(struct gateway *g, struct flow *f, const struct policy *p, bool early,
-		   const struct gw_pkg_hosts *pk);
 /* Policy state at gateway_new / gateway_free (gateway/gwpolicy.c). 0 or -errno. */
 int gw_policy_init(struct gateway *g);
 void gw_policy_fini(struct gateway *g);
-/* True when server:port is one of the configured resolvers (g->lock held). */
-bool gw_resolver_ok(struct gateway *g, int family, const uint8_t *addr, uint16_t port);
 /* Counts a blocked attempt of f's session; may emit policy.violation (onto l). */
 void gw_blocked(struct gateway *g, uint32_t mark_id, const char *sid, const char *reason,
 		struct gw_evlist *l);

@@ -1,9 +1,10 @@
 /*
- * One queued packet: whose it is (the session mark), which flow (the conntrack id), what
- * it says (DNS, or the first bytes of a new flow), and the verdict: NF_ACCEPT with the
- * session mark carrying allow (or deny) once the flow is decided, unchanged while the
- * flow's first bytes are still being read (it stays queued), NF_DROP for what cannot be
- * attributed. Tables are touched under g->lock; events are emitted after it.
+ * The shell around the packet decision (gateway/packet.h): one queued packet is read
+ * (gw_decide_read), its session found (the mark), its flow looked up and the session's
+ * policy view made under g->lock, the pure decision called, and what it says applied:
+ * the records become events (built under the lock, emitted after it), an allowed
+ * answer goes into the kernel sets, a synthesised DNS answer is sent, counters are
+ * added, the verdict and mark go back to the queue (gateway/nfq.c).
  */
 #include <netinet/in.h>   /* before linux/netfilter.h: glibc's in.h wins */
 #include <linux/netfilter.h>
@@ -12,9 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gateway/flight.h"
 #include "gateway/gw_int.h"
-#include "gateway/names.h"
+#include "gateway/packet.h"
 #include "gateway/sockpid.h"
 #include "journal/event.h"
 #include "nft/nft.h"
@@ -32,243 +32,192 @@ void gw_lat_observe(struct gateway *g, int64_t us)
 				  memory_order_relaxed);
 }
 
-/*
- * A DNS query: to port 53. What comes from port 53 is DNS only as the reply of such a
- * flow the session opened (to a configured resolver: others are refused); a packet
- * from port 53 matching no flow is a new flow of its own, decided by the policy.
- */
-static bool is_dns(const struct gw_pkt *p)
+void gw_evlist_push(struct gw_evlist *l, struct event *e)
 {
-	return p->has_ports && p->dport == 53;
-}
+	struct event **nv;
 
-static void flow_init(struct gateway *g, struct flow *f, const struct gw_meta *m,
-		      const struct gw_pkt *p, const char *sid)
-{
-	size_t al = p->family == AF_INET ? 4 : 16;
-
-	f->mark_id = nft_mark_id(m->mark);
-	snprintf(f->sid, sizeof(f->sid), "%s", sid);
-	f->family = p->family;
-	f->proto = p->proto;
-	memcpy(f->src, p->src, al);
-	memcpy(f->dst, p->dst, al);
-	f->sport = p->sport;
-	f->dport = p->dport;
-	f->has_ports = p->has_ports;
-	f->start_ms = time_mono_ms();
-	f->last_report_ms = f->start_ms;
-	clock_gettime(CLOCK_REALTIME, &f->start_wall);
-	f->uid = m->uid;
-	f->is_dns = is_dns(p);
-	if (dnsbind_lookup(g->binds, f->mark_id, p->family, p->dst, f->start_ms, f->domain,
-			   sizeof(f->domain)) != 0)
-		f->domain[0] = '\0';
-	atomic_fetch_add_explicit(&g->st.flows_new, 1, memory_order_relaxed);
-}
-
-void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	k->family = (uint8_t)p->family;
-	k->proto = p->proto;
-	k->sport = p->sport;
-	k->dport = p->dport;
-	memcpy(k->src, p->src, p->family == AF_INET ? 4 : 16);
-	memcpy(k->dst, p->dst, p->family == AF_INET ? 4 : 16);
-}
-
-/*
- * The flow of this packet (*reply: it is the flow's reply direction); a new one for a
- * packet matching no flow either way: the first packet of a flow is always queued in
- * its original direction (replies of undecided flows are not queued, except DNS, whose
- * query came first). It is the SYN, or, for a flow to an address bound in the kernel
- * sets (gateway/kbind.c), whose SYN the kernel accepted, the handshake's ACK or the
- * first data: the flow starts there, its stream at its first data segment.
- */
-static struct flow *flow_of(struct gateway *g, const struct gw_meta *m,
-			    const struct gw_pkt *p, const char *sid, bool *reply)
-{
-	struct flow_key k, rk;
-	struct flow *f;
-
-	gw_pkt_key(p, &k);
-	*reply = false;
-	if ((f = flowtab_find(g->flows, &k)) != NULL)
-		return f;
-	flow_key_reverse(&k, &rk);
-	if ((f = flowtab_find(g->flows, &rk)) != NULL) {
-		*reply = true;
-		return f;
+	if (!e) {
+		l->lost++;
+		return;
 	}
-	if (flowtab_add(g->flows, &k, &f) != 0)
+	if (l->n == l->cap) {
+		nv = realloc(l->v, (l->cap ? l->cap * 2 : 4) * sizeof(*nv));
+		if (!nv) {
+			event_free(e);
+			l->lost++;
+			return;
+		}
+		l->v = nv;
+		l->cap = l->cap ? l->cap * 2 : 4;
+	}
+	l->v[l->n++] = e;
+}
+
+void gw_evlist_flush(struct gateway *g, struct gw_evlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		gw_emit(g, l->v[i]);
+	if (l->lost)
+		gw_ev_loss(g, "gateway", (int64_t)l->lost, "event not built (out of memory)");
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+const struct policy *gw_policy_of(struct gateway *g, uint32_t mark)
+{
+	char name[MARKTAB_POLICY_MAX + 1];
+	const struct policy *p = NULL;
+
+	if (!g->pset)
 		return NULL;
-	f->flow_id = ++g->flow_seq;
-	flow_init(g, f, m, p, sid);
-	return f;
+	if (marktab_get_policy(g->marks, nft_mark_id(mark), name, sizeof(name)) == 0)
+		p = policy_find(g->pset, name[0] ? name : NULL);
+	/* A session whose policy a reload removed falls back to the default one. */
+	return p ? p : policy_find(g->pset, NULL);
 }
 
-/* What a decision leaves for after the lock: the flow as decided. */
-struct decided {
-	bool now;
-	struct flow f;           /* a copy without its buffers */
-};
-
-/* Frees what reading f's first bytes needed. */
-static void flow_unread(struct flow *f)
+/* What the decision is told of the session's policy (g->lock held while it is used). */
+static void view_of(struct gateway *g, const struct policy *p, const struct gw_pkg_hosts *pk,
+		    struct gw_policy_view *v)
 {
-	free(f->buf);
-	f->buf = NULL;
-	f->len = 0;
-	http_follow_free(f->hf);
-	f->hf = NULL;
+	memset(v, 0, sizeof(*v));
+	v->enforce = g->cfg.enforce;
+	v->pol = p;
+	v->res = g->res;
+	v->n_res = g->n_res;
+	v->ttl_min_ms = g->cfg.dns_ttl_min_ms;
+	v->ttl_max_ms = g->cfg.dns_ttl_max_ms;
+	v->pkg = pk;
+	v->binds = g->binds;
 }
 
-/* f was decided by this packet: keep a copy for its event, count a block. */
-static void on_decided(struct gateway *g, struct flow *f, struct decided *dc,
-		       struct gw_evlist *l)
+bool gw_decide(struct gateway *g, struct flow *f, const struct policy *p, bool early)
 {
-	f->decided = true;
-	dc->now = true;
-	dc->f = *f;
-	dc->f.dtcp[0] = dc->f.dtcp[1] = NULL;
-	dc->f.buf = NULL;
-	dc->f.hf = NULL;
-	if (f->verdict == NFT_MARK_DENY)
-		atomic_fetch_add_explicit(&g->st.blocked_flows, 1, memory_order_relaxed);
-	if (f->vstr && !strcmp(f->vstr, "would_block"))
-		atomic_fetch_add_explicit(&g->st.would_block_flows, 1, memory_order_relaxed);
-	if (f->verdict == NFT_MARK_DENY || (f->vstr && !strcmp(f->vstr, "would_block")))
-		gw_blocked(g, f->mark_id, f->sid, f->reason, l);
+	struct gw_policy_view v;
+
+	view_of(g, p, NULL, &v);
+	return gw_flow_decide(&v, f, early, time_mono_ms());
 }
 
-/* The judge of what the first-flight reader read (gateway/flight.h). */
-struct judge_ctx {
-	struct gateway *g;
+/* The hooks' side: the gateway, the worker, the packet's session and its events. */
+struct shell {
+	struct gw_worker *w;
 	const struct policy *pol;
-	const struct gw_pkg_hosts *pk;
+	const char *sid;
+	uint32_t mark;
 	struct gw_evlist *l;
-	struct decided *dc;
 };
 
-static bool judge(void *ctx, struct flow *f)
+/* A query's every question name, as sent (qdcount != 1: `questions`, `qdcount`). */
+static struct event *with_questions(struct event *e, const struct dns_msg *d)
 {
-	struct judge_ctx *c = ctx;
-	bool first = !f->decided;
-
-	(void)gw_decide_pkg(c->g, f, c->pol, false, c->pk);
-	if (first) {
-		on_decided(c->g, f, c->dc, c->l);
-	} else if (f->rerecord) {
-		/* A later request head (another Host), or what broke the reading: on record
-		 * as a net.connect of the same flow_id. */
-		f->rerecord = false;
-		if (f->verdict == NFT_MARK_DENY)
-			atomic_fetch_add_explicit(&c->g->st.blocked_flows, 1, memory_order_relaxed);
-		if (f->verdict == NFT_MARK_DENY || !strcmp(f->vstr, "would_block"))
-			gw_blocked(c->g, f->mark_id, f->sid, f->reason, c->l);
-		gw_evlist_push(c->l, gw_ev_connect(c->g, f, -1));
-	}
-	return f->verdict == NFT_MARK_ALLOW;
+	if (!e || !d)
+		return e;
+	event_uint(e, "qdcount", d->qdcount);
+	event_array_begin(e, "questions");
+	for (size_t i = 0; i < d->n_questions; i++)
+		event_str(e, NULL, d->questions[i]);
+	event_array_end(e);
+	return e;
 }
 
-/*
- * A client TCP segment of a flow the policy decides (enforcing): no payload byte leaves
- * before its first flight is read and allowed (gateway/flight.c). *verdict NF_DROP for
- * what is held back; returns the mark.
- */
-static uint32_t tcp_flight(struct gateway *g, const struct gw_meta *m, const struct gw_pkt *p,
-			   struct flow *f, struct judge_ctx *jc, int *verdict)
+static void dns_record(struct shell *s, const struct gw_record *r)
 {
-	struct flight_judge j = { judge, jc };
-	enum flight_act act;
+	struct gateway *g = s->w->g;
 
-	if (f->decided && (f->committed || f->verdict == NFT_MARK_DENY))
-		return nft_mark_with_verdict(m->mark, f->verdict);
-	if (!f->decided && ++f->npkts == 1 && (p->tcp_flags & PKT_TCP_SYN) &&
-	    gw_decide_pkg(g, f, jc->pol, true, m->pkg)) {
-		/* At the SYN, a flow no name could allow: nothing of it leaves (report mode:
-		 * would_block, and the flow is not read). */
-		on_decided(g, f, jc->dc, jc->l);
-		f->committed = true;
-		return nft_mark_with_verdict(m->mark, f->verdict);
-	}
-	/* A segment the server would throw away (bad checksum) is not read either. */
-	if (p->payload_len && !m->csum_unready && !gw_pkt_tcp_csum_ok(p)) {
-		*verdict = NF_DROP;
-		return m->mark;
-	}
-	act = gw_flight_segment(f, p, &j);
-	if (act == FLIGHT_PASS && !f->decided && (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))) {
-		/* The client gave up before its first flight was complete. A flow whose SYN
-		 * was not seen (its entry lost or made mid-stream) showed nothing that could
-		 * be read: it is not allowed on its FIN (its held bytes would follow). */
-		f->parse = gw_flight_unfinished(f);
-		act = judge(jc, f) ? FLIGHT_PASS : FLIGHT_BLOCK;
-		f->committed = act == FLIGHT_PASS;
-	}
-	if (act == FLIGHT_HOLD) {
-		*verdict = NF_DROP;
-		return m->mark;
-	}
-	if (act == FLIGHT_BLOCK || f->verdict == NFT_MARK_DENY) {
-		flow_unread(f);
-		return nft_mark_with_verdict(m->mark, NFT_MARK_DENY);
-	}
-	if (!f->committed)
-		return m->mark;    /* out, and the flow's next segments still come here */
-	flow_unread(f);
-	return nft_mark_with_verdict(m->mark, f->verdict);
+	/* Past the session's budget a blocked query is counted into its summary
+	 * (gateway/blocksum.c) instead of its own line. */
+	if (!strcmp(r->status, "blocked") && gw_summarised_dns(g, r->mark_id, r->q, r->tcp))
+		return;
+	gw_evlist_push(s->l, with_questions(gw_ev_dns(r->q, r->ans, r->tcp ? "tcp" : "udp",
+						      r->status, r->reason, r->now_ms),
+					    r->questions));
 }
 
-/* Runs under g->lock: the flow's state, its names, its DNS; returns the new mark. */
-static uint32_t locked_part(struct gw_worker *w, const struct gw_meta *m,
-			    const struct gw_pkt *p, const char *sid, struct gw_evlist *l,
-			    struct decided *dc, int *verdict)
+static void on_record(void *ctx, const struct gw_record *r)
+{
+	struct shell *s = ctx;
+	struct gateway *g = s->w->g;
+
+	switch (r->kind) {
+	case GW_REC_CONNECT:
+		gw_evlist_push(s->l, gw_ev_connect(g, r->flow, -1));
+		break;
+	case GW_REC_DNS:
+		dns_record(s, r);
+		break;
+	case GW_REC_BLOCKED:
+		gw_blocked(g, r->mark_id, r->sid, r->reason, s->l);
+		break;
+	case GW_REC_AGAIN:
+		gw_blocked_again(g, r->flow, r->pkt);
+		break;
+	case GW_REC_BIND:
+		/* No kernel elements while an installer under `unapproved: block` runs in the
+		 * session: its SYNs must reach the gateway, which refuses unapproved hosts
+		 * before anything leaves (gateway/pkgguard.c). */
+		if (!gw_pkg_active(s->sid))
+			gw_kbind_answer(g, s->mark, r->ans, r->name, s->pol,
+					r->ttl_ms);
+		break;
+	}
+}
+
+static int on_answer(void *ctx, const struct gw_pkt *q, const uint8_t *ans, size_t len)
+{
+	struct shell *s = ctx;
+
+	return gw_inject_dns(s->w, q, ans, len);
+}
+
+static bool on_own_answer(void *ctx, const struct dnspend_key *k)
+{
+	struct shell *s = ctx;
+
+	return gw_synth_own(s->w->g, k);
+}
+
+static void add(atomic_uint_fast64_t *c, unsigned n)
+{
+	if (n)
+		atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static void add_counts(struct gateway *g, const struct gw_counts *n)
+{
+	add(&g->st.flows_new, n->flows_new);
+	add(&g->st.flows_untracked, n->flows_untracked);
+	add(&g->st.unparsable, n->unparsable);
+	add(&g->st.dns_queries, n->dns_queries);
+	add(&g->st.dns_answers, n->dns_answers);
+	add(&g->st.dns_malformed, n->dns_malformed);
+	add(&g->st.dns_unanswered, n->dns_unanswered);
+	add(&g->st.dns_synth, n->dns_synth);
+	add(&g->st.blocked_dns, n->blocked_dns);
+	add(&g->st.blocked_flows, n->blocked_flows);
+	add(&g->st.would_block_flows, n->would_block_flows);
+}
+
+/* Runs under g->lock: the flow, the policy view, the decision. */
+static void locked_part(struct gw_worker *w, struct gw_packet_in *in, struct gw_evlist *l,
+			const struct gw_pkg_hosts *pk, struct gw_decision *out)
 {
 	struct gateway *g = w->g;
-	const struct policy *pol = gw_policy_of(g, m->mark);
-	bool reply;
-	struct flow *f = flow_of(g, m, p, sid, &reply);
+	struct shell s = { w, gw_policy_of(g, in->mark), in->sid, in->mark, l };
+	struct gw_decide_hooks h = { &s, on_record, on_answer, on_own_answer };
+	struct gw_flow_state fs = { .pend = g->pend, .msg = w->msg };
+	struct gw_policy_view v;
+	bool fresh;
 
-	struct judge_ctx jc = { g, pol, m->pkg, l, dc };
-
-	if (!f) {
-		/* No flow to follow (table full): decide on the spot, without names: a
-		 * query is read (and goes only to a configured resolver), anything else is
-		 * allowed only when the gateway just observes. */
-		atomic_fetch_add_explicit(&g->st.flows_untracked, 1, memory_order_relaxed);
-		if (is_dns(p) && gw_dns_packet(w, m, p, NULL, sid, pol, l) == GW_DNS_DROP)
-			*verdict = NF_DROP;
-		if (g->cfg.enforce &&
-		    (!is_dns(p) || !gw_resolver_ok(g, p->family, p->dst, p->dport)))
-			return nft_mark_with_verdict(m->mark, NFT_MARK_DENY);
-		return nft_mark_with_verdict(m->mark, NFT_MARK_ALLOW);
+	view_of(g, s.pol, pk, &v);
+	in->now_ms = time_mono_ms();
+	clock_gettime(CLOCK_REALTIME, &in->now_wall);
+	fs.f = gw_flow_lookup(g->flows, &in->p, &fs.reply, &fresh);
+	if (fresh) {
+		fs.f->flow_id = ++g->flow_seq;
+		gw_flow_start(fs.f, in, &v, out);
 	}
-	/* A blocked flow's new SYN or datagram is another attempt: counted (blocksum.c). */
-	if (f->decided && !reply)
-		gw_blocked_again(g, f, p);
-	if (g->cfg.enforce && pol && p->proto == IPPROTO_TCP && !f->is_dns && !reply)
-		return tcp_flight(g, m, p, f, &jc, verdict);
-	if (!f->decided) {
-		f->npkts++;
-		/* At the SYN (or the first queued packet of a kernel-accepted SYN): a flow no
-		 * name could allow is decided at once, so nothing of it reaches the
-		 * destination. (UDP's names come with its first packet.) */
-		if (f->npkts == 1 && !reply && p->proto == IPPROTO_TCP &&
-		    gw_decide_pkg(g, f, pol, true, m->pkg))
-			on_decided(g, f, dc, l);
-		else if (gw_names_feed(f, p, reply) && gw_decide_pkg(g, f, pol, false, m->pkg))
-			on_decided(g, f, dc, l);
-		if (f->decided)    /* the first flight is read: its bytes are not needed */
-			flow_unread(f);
-	}
-	/* A reply of a TCP flow whose verdict is still being read: let it in unchanged. */
-	if (reply && p->proto == IPPROTO_TCP && !f->is_dns && !f->committed && g->cfg.enforce)
-		return m->mark;
-	if (f->is_dns && gw_dns_packet(w, m, p, f, sid, pol, l) == GW_DNS_DROP)
-		*verdict = NF_DROP;
-	return f->decided ? nft_mark_with_verdict(m->mark, f->verdict) : m->mark;
+	gw_decide_packet(in, &fs, &v, &h, out);
 }
 
 /*
@@ -292,19 +241,19 @@ static int64_t pid_of(struct gw_worker *w, const struct gw_meta *m, const struct
 
 /* After the lock: net.connect of a flow decided by this packet, with its pid. */
 static void connect_event(struct gw_worker *w, const struct gw_meta *m,
-			  const struct gw_pkt *p, struct decided *dc)
+			  const struct gw_pkt *p, struct gw_decision *dc)
 {
 	int64_t pid = m->pid;
 
-	if (!dc->now)
+	if (!dc->decided)
 		return;
 	/* Past the session's budget a blocked attempt is counted into a summary
 	 * (gateway/blocksum.c), without its own line (nor its pid lookup). */
-	if (gw_summarised_connect(w->g, &dc->f))
+	if (gw_summarised_connect(w->g, &dc->flow))
 		return;
 	if (pid < 0)
 		pid = pid_of(w, m, p);
-	gw_emit(w->g, gw_ev_connect(w->g, &dc->f, pid));
+	gw_emit(w->g, gw_ev_connect(w->g, &dc->flow, pid));
 	gw_lat_observe(w->g, time_mono_us() - m->t0_us);
 }
 
@@ -312,11 +261,14 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 {
 	struct gateway *g = w->g;
 	struct gw_evlist l = { 0 };
-	struct gw_pkt p = { 0 };
 	struct gw_meta mm = *m0, *m = &mm;
-	struct decided dc = { 0 };
+	struct gw_decision dec, *out = &dec;
 	char sid[MARKTAB_ID_MAX + 1];
+	struct gw_packet_in in = { .bytes = m->pay, .len = m->len, .mark = m->mark,
+				   .sid = sid, .uid = m->uid, .csum_unready = m->csum_unready };
 	struct gw_pkg_hosts pk;
+	const struct gw_pkg_hosts *pkp = NULL;
+	bool go;
 
 	*verdict = NF_ACCEPT;
 	*mark = m->mark;
@@ -329,37 +281,29 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 		*verdict = NF_DROP;
 		return;
 	}
-	if (!m->pay || gw_pkt_parse(m->pay, m->len, &p) != 0 || p.later_fragment ||
-	    (p.first_fragment && g->cfg.enforce)) {
-		atomic_fetch_add_explicit(&g->st.unparsable, 1, memory_order_relaxed);
-		/* Fragments reach the queue only when conntrack could not reassemble them:
-		 * what cannot be read is not let through when enforcing. */
-		*verdict = p.later_fragment && !g->cfg.enforce ? NF_ACCEPT : NF_DROP;
-		return;
-	}
-	/* Fast Open: data on a SYN would reach the server before anything is read. It is
-	 * taken off (the client's TCP sends it again after the handshake, where it is
-	 * read as the first flight). */
-	if (g->cfg.enforce && p.proto == IPPROTO_TCP && p.payload_len &&
-	    (p.tcp_flags & (PKT_TCP_SYN | PKT_TCP_ACK)) == PKT_TCP_SYN) {
-		if (gw_pkt_strip_payload(m->pay, m->len, &p, w->mangle, sizeof(w->mangle),
-					 &w->mangle_len) != 0) {
-			*verdict = NF_DROP;
-			return;
+	go = gw_decide_read(&in, g->cfg.enforce, out);
+	if (go) {
+		/* A query's sender, looked up before the lock (it reads /proc). */
+		mm.pid = in.p.has_ports && in.p.dport == 53 ? pid_of(w, m, &in.p) : -1;
+		/* An installer under `unapproved: block` runs in the session: whose flow. */
+		if (!(in.p.has_ports && in.p.dport == 53) && g->cfg.enforce && gw_pkg_active(sid)) {
+			mm.pid = pid_of(w, m, &in.p);
+			if (gw_pkg_hosts_of(sid, mm.pid, &pk))
+				pkp = &pk;
 		}
-		p.payload_len = 0;
+		in.pid = mm.pid;
+		pthread_mutex_lock(&g->lock);
+		locked_part(w, &in, &l, pkp, out);
+		pthread_mutex_unlock(&g->lock);
 	}
-	/* A query's sender, looked up before the lock (it reads /proc). */
-	mm.pid = is_dns(&p) && p.dport == 53 ? pid_of(w, m, &p) : -1;
-	/* An installer under `unapproved: block` is running in the session: whose flow. */
-	if (!is_dns(&p) && g->cfg.enforce && gw_pkg_active(sid)) {
-		mm.pid = pid_of(w, m, &p);
-		if (gw_pkg_hosts_of(sid, mm.pid, &pk))
-			mm.pkg = &pk;
+	add_counts(g, &out->n);
+	if (out->mangle_len && out->mangle_len <= sizeof(w->mangle)) {
+		memcpy(w->mangle, out->mangle, out->mangle_len);
+		w->mangle_len = out->mangle_len;
 	}
-	pthread_mutex_lock(&g->lock);
-	*mark = locked_part(w, m, &p, sid, &l, &dc, verdict);
-	pthread_mutex_unlock(&g->lock);
-	connect_event(w, m, &p, &dc);
+	*verdict = out->verdict;
+	*mark = out->mark;
+	if (go)
+		connect_event(w, m, &in.p, out);
 	gw_evlist_flush(g, &l);
 }
