@@ -2,8 +2,8 @@
 # A root process in a session started by the DEFAULT `sandgate run` tries what a hostile
 # agent tries (issue 15): leave its cgroup (v2 and v1) or enter another session's, flush
 # nftables, nsenter, unshare -n, send from an AF_PACKET socket and raw ICMPv6, ptrace and
-# kill host processes and the daemon, read the journal key, write the journal, auditctl,
-# real-time priority, mount, sysctl, sysrq. Each attempt is measured where it would land
+# kill host processes and the daemon, read the journal key, write the journal and its
+# state, auditctl, real-time priority, mount, sysctl, sysrq, make a user namespace. Each attempt is measured where it would land
 # (the host's view of cgroups, the lab's receiver, the decoy table, the audit rule list)
 # and has a control: the same attempt from a --privileged session (or the host) succeeds,
 # so the lab would see it.
@@ -101,6 +101,26 @@ denied "unshare -n"
 inside p1 "unshare -n true"
 worked "control: a privileged run unshares"
 
+# ---- user namespaces: none, so no capability comes back over namespaces of its own ---------
+# (docs/threat-model.md "User namespaces": mounts, nf_tables in a netns of its own, v1
+# cgroup hierarchies mounted at the host's root)
+for how in unshare clone clone3; do
+	inside c1 "$PROBE userns_$how"
+	denied "a user namespace by $how"
+	inside p1 "$PROBE userns_$how"
+	worked "control: a privileged run makes one by $how"
+done
+inside c1 "unshare -Urm sh -c 'mount -t tmpfs none /mnt && echo OK mounted'"
+denied "unshare -Urm, then mount"
+inside c1 "unshare -Urn sh -c 'nft add table inet sgu && echo OK nft'"
+denied "unshare -Urn, then nf_tables in its own network namespace"
+inside c1 "mkdir -p /tmp/sgu$$ && unshare -UrmC sh -c 'mount -t cgroup -o none,name=systemd none /tmp/sgu$$ && echo OK cgroup v1'"
+denied "unshare -UrmC, then a cgroup v1 mount"
+inside p1 "unshare -Urm sh -c 'mount -t tmpfs none /mnt && echo OK mounted'"
+worked "control: a privileged run does (unshare -Urm, mount)"
+inside c1 "sh -c 'true' && $PY -c 'import subprocess; subprocess.run([\"true\"], check=True)' && echo OK spawn"
+worked "processes still start (clone3 refused with ENOSYS: the C library uses clone)"
+
 # ---- packets the gateway could not classify -----------------------------------------
 for who in c1 p1; do
 	receive recv_packet $VB "pkt-$who-$$"
@@ -151,6 +171,11 @@ inside c1 "echo '{\"junk\":1}' >> $SG_STATE/journal/00000000000000000000.jsonl;
 	: > $SG_STATE/journal/checkpoints; touch $SG_STATE/journal/x"
 denied "writing the journal and its checkpoints"
 check "no junk line in the journal" sh -c "! grep -qx '{\"junk\":1}' $SG_STATE/journal/*.jsonl"
+check "control: the journal's state file is on the host" grep -q "^size " "$SG_STATE/journal/state"
+inside c1 "echo junk-$$ > $SG_STATE/journal/state"
+denied "writing the journal's state file"
+check "the state file is the daemon's (no junk, its size line)" \
+	sh -c "! grep -q junk-$$ '$SG_STATE/journal/state' && grep -q '^size ' '$SG_STATE/journal/state'"
 inside c1 "ls -A $SG_STATE; ls -A $SG_STATE | wc -l"
 check "the state directory looks empty from inside" test "$(tail -1 <<<"$OUT")" = 0
 inside c1 "find /dev -type b | head -3"
