@@ -126,33 +126,34 @@ void execpend_activate(struct execpend *p, bool on, struct execpend_item **emit)
 {
 	pthread_mutex_lock(&p->mu);
 	p->active = on;
+	for (size_t i = 0; !on && i < p->n; i++)
+		if (slot_at(p, i)->it)
+			hand_back(p, slot_at(p, i), false, 0, emit);
 	pthread_mutex_unlock(&p->mu);
-	if (!on)
-		execpend_expire(p, 0, true, emit);
 }
 
 int execpend_put(struct execpend *p, const struct cn_event *ev, const struct ptab_ent *pe,
 		 struct exec_info *x, bool hold, uint64_t now, struct execpend_item **emit)
 {
-	struct execpend_item *it;
+	struct execpend_item *it = malloc(sizeof(*it));
 	struct ep_slot *sl;
 
-	pthread_mutex_lock(&p->mu);
-	if (!p->active) {
-		pthread_mutex_unlock(&p->mu);
-		return -EAGAIN;
-	}
-	pthread_mutex_unlock(&p->mu);
-	it = malloc(sizeof(*it));
 	if (!it) {
 		exec_info_clear(x);
 		return -ENOMEM;
+	}
+	pthread_mutex_lock(&p->mu);
+	if (!p->active) {
+		/* Checked under the lock that deactivation flushes under: nothing is left
+		 * held in a table no one empties. */
+		pthread_mutex_unlock(&p->mu);
+		free(it);
+		return -EAGAIN;
 	}
 	it->ev = *ev;
 	it->pe = *pe;
 	it->x = *x;          /* takes the cmdline buffer */
 	x->cmdline = NULL;
-	pthread_mutex_lock(&p->mu);
 	make_room(p, hold, now, emit);
 	sl = slot_at(p, p->n++);
 	*sl = (struct ep_slot){ .pid = ev->pid, .ts = ev->ts_ns, .it = it,

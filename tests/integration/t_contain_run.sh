@@ -178,6 +178,9 @@ check "the state file is the daemon's (no junk, its size line)" \
 	sh -c "! grep -q junk-$$ '$SG_STATE/journal/state' && grep -q '^size ' '$SG_STATE/journal/state'"
 inside c1 "ls -A $SG_STATE; ls -A $SG_STATE | wc -l"
 check "the state directory looks empty from inside" test "$(tail -1 <<<"$OUT")" = 0
+check "control: the control socket is a socket on the host" test -S "$SG_SOCK"
+inside c1 "test -S $SG_SOCK && echo OK socket; $BIN/sandgate status --control $SG_SOCK"
+denied "reaching the control socket (covered in the session's mount namespace)"
 inside c1 "find /dev -type b | head -3"
 check "no block device under the session's /dev" test -z "$OUT"
 check "control: the host has block devices" test -n "$(find /dev -type b | head -1)"
@@ -225,6 +228,15 @@ inside p1 "echo \$\$ > $CG2/cgroup.procs; grep ^0:: /proc/self/cgroup; $BIN/sand
 check "a privileged run that left its cgroup ($(grep ^0:: <<<"$OUT"))..." grep -qx "0::/" <<<"$OUT"
 check "... is refused: it is the process run put there" grep -q "permission denied" <<<"$OUT"
 jcheck "control.denied names the ancestor" "$(last_denied)" '.reason | test("descends from")'
+
+# ---- an orchestrator on the API gets the same containment ----------------------------
+# session.attach moves the peer itself: an uncontained one (here socat on the host,
+# as a client that skips session.contain would be) is refused, and stays out.
+out=$(req '{"verb":"session.attach","args":{"id":"c1","argv0":"orchestrator"}}')
+check "session.attach from an uncontained peer is refused ($(head -c 160 <<<"$out"))" \
+	sh -c 'jq -e ".ok == false and (.error | test(\"not contained|no holder\"))" >/dev/null' _ <<<"$out"
+check "... and session c1 did not take in a host process" \
+	test "$(cat "$CG2/$SG_PARENT/c1/cgroup.procs" | xargs -r ps -o comm= -p | grep -c socat)" = 0
 
 # ---- the journal was not touched; the lab sees a write when there is one --------------
 check "journal verifies" "$BIN/sandgate" verify "$SG_STATE"
