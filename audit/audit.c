@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "audit/audit_int.h"
+#include "audit/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
@@ -23,6 +24,7 @@ static void audit_free_shared(struct audit *a)
 {
 	pkgtrack_free(a->pk);
 	mntwatch_free(a->mw);
+	execpend_free(a->pend);
 	pthread_mutex_destroy(&a->sync_mu);
 	pthread_cond_destroy(&a->sync_cv);
 	close(a->poke_fd);
@@ -63,6 +65,10 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 		a->pk = NULL;
 		add_off(off, offlen, "packages");
 	}
+	/* The table the connector holds execs in for the audit source: made before the
+	 * connector runs, taken into use (activated) by the source once it runs. */
+	if (s->proc && s->exec_audit && execpend_new(&a->pend) != 0)
+		a->pend = NULL;
 	if (s->proc && (rp = procconn_start(&a->pc, a)) != 0)
 		add_off(off, offlen, "proc");
 	if (a->pc && s->exec_audit) {

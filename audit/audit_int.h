@@ -161,9 +161,9 @@ struct audit {
 	struct pkgtrack *pk;         /* NULL: package installs not tracked */
 	struct auditsrc *as;         /* NULL: execs from the proc connector */
 	atomic_bool exec_audit;      /* process.exec from the audit source, not the connector */
-	/* Session execs the connector left to the audit source, and those the audit
-	 * source emitted: the difference grows while its records do not come (tamper). */
-	_Atomic uint64_t exec_skipped, exec_emitted;
+	/* With the audit source: the connector's session execs held until their audit
+	 * record comes, else emitted by the connector (audit/execpend.h). NULL: none. */
+	struct execpend *pend;
 	pthread_mutex_t sync_mu;
 	pthread_cond_t sync_cv;
 	uint64_t done_ns;            /* connector events queued before this are processed */

@@ -29,6 +29,7 @@
 #include "audit/auditjoin.h"
 #include "audit/auditrec.h"
 #include "audit/auditsrc_int.h"
+#include "audit/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
@@ -113,6 +114,38 @@ static void proc_fds(struct exec_info *x, pid_t pid, uint64_t ts_ns)
 	free(now);
 }
 
+void as_emit_items(struct execpend_item *l)
+{
+	struct execpend_item *next;
+	int ret;
+
+	for (l = execpend_items_order(l); l; l = next) {
+		next = l->next;
+		ret = procemit_exec(&l->ev, &l->pe, &l->x);
+		if (ret)
+			log_errno(ret, "audit: process.exec of pid %d", (int)l->ev.pid);
+		exec_info_clear(&l->x);
+		free(l);
+	}
+}
+
+/*
+ * The connector's held account of this exec: dropped (the record is emitted instead),
+ * or already emitted (DUP: the record is dropped). Not there yet: the connector may not
+ * have taken in the exec event, queued before the record was built: wait until it has
+ * processed what was queued until now, and ask again.
+ */
+static enum execpend_claim as_claim(struct auditsrc *s, pid_t pid, uint64_t ts_ns)
+{
+	struct execpend_item *l = NULL;
+	enum execpend_claim c = execpend_claim(s->a->pend, pid, ts_ns, &l);
+
+	if (c == EXECPEND_NONE && audit_sync_wait(s->a, time_mono_ns(), 500))
+		c = execpend_claim(s->a->pend, pid, ts_ns, &l);
+	as_emit_items(l);   /* execs of pid before this one whose record never came */
+	return c;
+}
+
 static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 {
 	struct cn_event ev = { .kind = CN_EXEC, .pid = p->pid, .tgid = p->pid };
@@ -123,9 +156,8 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 	if (!p->syscall || !p->execve || !p->success || p->bad)
 		return;
 	ev.ts_ns = wall_ms_to_mono(p->ms);
-	if (!as_entry(s, p->pid, ev.ts_ns, &pe))
+	if (!as_entry(s, p->pid, ev.ts_ns, &pe) || as_claim(s, p->pid, ev.ts_ns) == EXECPEND_DUP)
 		return;
-	atomic_fetch_add(&s->a->exec_emitted, 1);   /* the tamper gap (auditwatch.c) */
 	x = calloc(1, sizeof(*x));
 	if (!x || join_argv(&p->args, x) != 0) {
 		free(x);
@@ -220,6 +252,24 @@ static void as_tick(struct auditsrc *s)
 		(void)audit_emit_loss("audit", (int64_t)s->j.evicted,
 				      "exec records never completed (no EOE)");
 	s->enobufs = s->j.evicted = 0;
+	as_expire(s, false);
+}
+
+/* Held execs whose record did not come in time: the connector's account is emitted. */
+void as_expire(struct auditsrc *s, bool all)
+{
+	struct execpend_item *l = NULL;
+	struct execpend_stats st;
+
+	execpend_expire(s->a->pend, time_mono_ns(), all, &l);
+	as_emit_items(l);
+	execpend_stats(s->a->pend, &st);
+	if (st.noargs != s->noargs_told)
+		(void)audit_emit_loss("audit", (int64_t)(st.noargs - s->noargs_told),
+				      "execs the kernel did not record (audit rules removed, "
+				      "auditing off, or records lost), recorded by the proc "
+				      "connector without their arguments (the process was gone)");
+	s->noargs_told = st.noargs;
 }
 
 static void *as_main(void *arg)
@@ -326,7 +376,11 @@ static void as_restore(struct auditsrc *s)
 static void as_close(struct auditsrc *s)
 {
 	int fds[] = { s->mc, s->ctl, s->stopfd, s->tfd, s->ep };
+	struct execpend_item *l = NULL;
 
+	/* What is still held is the connector's to emit from now on. */
+	execpend_activate(s->a->pend, false, &l);
+	as_emit_items(l);
 	as_restore(s);
 	auditjoin_free(&s->j);
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -381,6 +435,10 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 	s->a = a;
 	s->stopfd = s->tfd = s->ep = -1;
 	s->healthy = true;
+	if (!a->pend) {
+		free(s);
+		return -ENOMEM;   /* the held table could not be made (audit.c) */
+	}
 	/* A key of our own: another sandgated deleting its rules at stop leaves ours. */
 	snprintf(s->key, sizeof(s->key), "%s-%d", AUDITNL_KEY, (int)getpid());
 	auditjoin_init(&s->j);
@@ -392,7 +450,9 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 		s->mc = -1;
 		goto fail;
 	}
-	/* Subscribed before the rules exist: no exec after them is missed. */
+	/* Subscribed before the rules exist: no exec after them is missed. The connector
+	 * holds execs for us from here on (their records may already be on the way). */
+	execpend_activate(a->pend, true, NULL);
 	ret = as_setup_kernel(s);
 	if (ret == 0)
 		ret = as_fds(s);

@@ -30,7 +30,9 @@ struct auditsrc {
 	bool healthy;                /* rules there and auditing on: execs from here */
 	bool check_now;              /* a CONFIG_CHANGE record came: check at once */
 	bool told_locked;            /* "enabled 2" said once */
-	int64_t base_gap;            /* connector's session execs - ours, when last healthy */
+	uint64_t base_fallback;      /* execpend stats when last healthy: the gap's start */
+	uint64_t base_noargs;
+	uint64_t noargs_told;        /* held execs emitted without arguments, in sensor.loss */
 	struct auditjoin_cc cc;      /* the last CONFIG_CHANGE about us; op "" when none */
 	bool cc_who;                 /* its SYSCALL record came: pid, comm, exe below */
 	int32_t cc_pid;
@@ -42,6 +44,12 @@ struct auditsrc {
 
 /* Reads and handles every record waiting on the multicast socket (audit/auditsrc.c). */
 void as_drain(struct auditsrc *s);
+/* Held execs past their time (all of them with all) emitted as the connector saw them;
+ * those without arguments counted in sensor.loss. */
+void as_expire(struct auditsrc *s, bool all);
+struct execpend_item;
+/* Emits a list of held execs handed back (oldest first) and frees it. */
+void as_emit_items(struct execpend_item *l);
 
 /* A CONFIG_CHANGE record (text t[0..len)): kept when it is about our rules or the
  * enabled flag, and a check asked for. */

@@ -6,9 +6,10 @@
  * SYSCALL record the pid and program), and the state itself (AUDIT_GET, the rule list),
  * checked once a second. On a change: the connector emits process.exec at once (its
  * /proc arguments, args_source "proc"), the change is undone, audit.tamper is journaled
- * with what the kernel said about who did it, and the execs that fell between the change
- * and its discovery are counted as sensor.loss: the session execs the connector saw and
- * left to this source, minus those this source emitted, since the last good check.
+ * with what the kernel said about who did it. The execs between the change and its
+ * discovery are not lost: the connector held each session exec until its record came
+ * (audit/execpend.h), and hands back now those whose record did not; those it had no
+ * arguments for (the process was gone before /proc was read) are counted in sensor.loss.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <linux/netlink.h>
 
 #include "audit/auditsrc_int.h"
+#include "audit/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "journal/event.h"
@@ -51,19 +53,22 @@ void aw_syscall(struct auditsrc *s, const struct auditjoin_ev *ev)
 }
 
 /*
- * Session execs the connector left to us minus those we emitted, once both sides have
- * taken in what is on its way: the connector's queue (sync), and records kauditd is
- * still delivering (they follow the exec by a moment: wait until 20 ms pass without one,
- * at most 100 ms).
+ * Every exec the connector saw and held for us is handed back to it now (the connector's
+ * account, args_source proc), once what is on its way has come in: the connector's
+ * queue (sync: its execs are then held, or emitted at once since exec_audit is off), and
+ * records kauditd is still delivering, which claim their execs (they follow the exec by
+ * a moment: wait until 20 ms pass without one, at most 100 ms). Nothing depends on how
+ * long that takes: an exec the connector takes in later is emitted by it at once, one
+ * whose record comes later is held until its record or EXECPEND_HOLD_NS.
  */
-static int64_t gap_now(struct auditsrc *s)
+static void hand_over(struct auditsrc *s)
 {
 	struct pollfd p = { .fd = s->mc, .events = POLLIN };
 
 	(void)audit_sync_wait(s->a, time_mono_ns(), 200);
 	for (int i = 0; i < 5 && poll(&p, 1, 20) > 0; i++)
 		as_drain(s);
-	return (int64_t)(atomic_load(&s->a->exec_skipped) - atomic_load(&s->a->exec_emitted));
+	as_expire(s, true);
 }
 
 /*
@@ -101,9 +106,10 @@ void audit_emit_exec_source(const char *src, const char *why)
 		log_warnx("audit: cannot record audit.exec_source %s", src);
 }
 
-/* audit.tamper: what changed, who the kernel says did it, what was done about it. */
+/* audit.tamper: what changed, who the kernel says did it, what was done about it;
+ * gap: the execs since the last good check the connector recorded in our place. */
 static void emit_tamper(struct auditsrc *s, unsigned missing, uint32_t enabled,
-			int64_t missed, bool restored)
+			const struct execpend_stats *gap, bool restored)
 {
 	struct event *e = event_new("audit.tamper", NULL, EVENT_SRC_KERNEL);
 	bool rec = s->cc.op[0] != '\0';
@@ -124,7 +130,8 @@ static void emit_tamper(struct auditsrc *s, unsigned missing, uint32_t enabled,
 	event_str(e, "exe", s->cc_who && s->cc_exe[0] ? s->cc_exe : NULL);
 	event_bool(e, "restored", restored);
 	event_str(e, "exec_source", restored ? "audit" : "proc_connector");
-	event_int(e, "execs_missed", missed);
+	event_int(e, "execs_missed", (int64_t)gap->noargs);
+	event_int(e, "execs_fallback", (int64_t)gap->fallback);
 	if (event_emit(e) != 0)
 		log_warnx("audit: cannot record audit.tamper");
 }
@@ -160,9 +167,9 @@ static void aw_locked_once(struct auditsrc *s, uint32_t enabled)
 
 void aw_check(struct auditsrc *s, const struct audit_status *st)
 {
+	struct execpend_stats now, gap = { 0 };
 	struct auditnl_scan sc;
 	unsigned missing = 0;
-	int64_t missed;
 	int ret;
 
 	s->check_now = false;
@@ -177,7 +184,9 @@ void aw_check(struct auditsrc *s, const struct audit_status *st)
 			atomic_store(&s->a->exec_audit, true);
 			audit_emit_exec_source("audit", "the audit rules and the enabled flag are back");
 		}
-		s->base_gap = gap_now(s);
+		execpend_stats(s->a->pend, &now);
+		s->base_fallback = now.fallback;
+		s->base_noargs = now.noargs;
 		s->cc.op[0] = '\0';
 		return;
 	}
@@ -187,17 +196,16 @@ void aw_check(struct auditsrc *s, const struct audit_status *st)
 			log_info("audit: audit rules and flag restored");
 		return;
 	}
-	/* From now on the connector emits: nothing more falls between the two. */
+	/* From now on the connector emits at once; what it held for us it emits now. */
 	atomic_store(&s->a->exec_audit, false);
-	missed = gap_now(s) - s->base_gap;
+	hand_over(s);
+	execpend_stats(s->a->pend, &now);
+	gap.fallback = now.fallback - s->base_fallback;
+	gap.noargs = now.noargs - s->base_noargs;
 	await_who(s);
-	if (missed < 0)
-		missed = 0;
 	ret = aw_restore(s, missing, st->enabled);
 	s->healthy = false;   /* back to audit at the next check that finds all in place */
-	emit_tamper(s, missing, st->enabled, missed, ret == 0);
-	(void)audit_emit_loss("audit", missed, "execs while the audit rules were removed or "
-			      "auditing was off (audit.tamper)");
+	emit_tamper(s, missing, st->enabled, &gap, ret == 0);
 	if (ret)
 		log_errno(ret, "audit: cannot restore the audit rules or flag (execs from the "
 			  "proc connector)");

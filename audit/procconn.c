@@ -24,6 +24,7 @@
 #include <linux/netlink.h>
 
 #include "audit/audit_int.h"
+#include "audit/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
@@ -128,6 +129,21 @@ static bool exec_read(struct procconn *p, size_t i, struct exec_info *x)
 	return true;
 }
 
+/* Execs handed back by the held table: the connector's account of them. */
+static void pc_emit_items(struct procconn *p, struct execpend_item *l)
+{
+	struct execpend_item *next;
+	int ret;
+
+	for (l = execpend_items_order(l); l; l = next) {
+		next = l->next;
+		ret = procq_exec(p->q, &l->ev, &l->pe, &l->x);
+		if (ret)
+			log_errno(ret, "audit: process.exec of pid %d", (int)l->ev.pid);
+		free(l);
+	}
+}
+
 /* Pass 2 for an exec: update the table from what was read, emit. Frees x's buffer. */
 static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 {
@@ -152,10 +168,19 @@ static void exec_emit(struct procconn *p, size_t i, struct exec_info *x)
 		pkgtrack_exec(p->a->pk, ev->pid, pe.ppid, pe.sid, ev->ts_ns, x->cmdline,
 			      x->cmdlen, x->has_cwd ? x->cwd : NULL,
 			      x->has_ids || pe.ids_known, x->has_ids ? x->uid : pe.uid);
-	if (atomic_load(&p->a->exec_audit)) {
-		atomic_fetch_add(&p->a->exec_skipped, 1);
-		exec_info_clear(x);   /* the audit source emits this exec (auditsrc.c) */
-		return;
+	/* With the audit source: held until its record comes (then it emits the kernel's
+	 * account), or handed back to be emitted here (audit/execpend.h). */
+	if (p->a->pend) {
+		struct execpend_item *l = NULL;
+
+		ret = execpend_put(p->a->pend, ev, &pe, x, atomic_load(&p->a->exec_audit),
+				   time_mono_ns(), &l);
+		pc_emit_items(p, l);
+		if (ret != -EAGAIN) {
+			if (ret)
+				log_errno(ret, "audit: process.exec of pid %d", (int)ev->pid);
+			return;
+		}
 	}
 	ret = procq_exec(p->q, ev, &pe, x);   /* takes x's cmdline: the tracker read it first */
 	if (ret)

@@ -114,9 +114,10 @@ static int status_hex(const char *buf, size_t len, const char *key, uint64_t *v)
 
 int contain_parse_status(const char *buf, size_t len, struct contain_status *st)
 {
-	uint64_t nnp = 0;
+	uint64_t nnp = 0, sc = 0;
 	int ret = status_hex(buf, len, "CapInh", &st->inh);
 
+	st->seccomp = -1;
 	if (ret == 0)
 		ret = status_hex(buf, len, "CapPrm", &st->prm);
 	if (ret == 0)
@@ -130,6 +131,9 @@ int contain_parse_status(const char *buf, size_t len, struct contain_status *st)
 	if (ret == 0 && nnp > 1)
 		ret = -EINVAL;
 	st->no_new_privs = nnp == 1;
+	/* Absent without CONFIG_SECCOMP: then there is no filter either (the check says). */
+	if (ret == 0 && status_hex(buf, len, "Seccomp", &sc) == 0)
+		st->seccomp = sc > 2 ? -1 : (int)sc;
 	return ret;
 }
 
@@ -154,6 +158,10 @@ int contain_status_check(const struct contain_status *st, uint64_t keep, int cap
 	}
 	if (!st->no_new_privs) {
 		snprintf(why, len, "no_new_privs is not set");
+		return -EPERM;
+	}
+	if (st->seccomp != 2) {
+		snprintf(why, len, "no seccomp filter (new user namespaces are not refused)");
 		return -EPERM;
 	}
 	return 0;

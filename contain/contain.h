@@ -5,7 +5,8 @@
  * owning its mount, cgroup and IPC namespaces. The daemon makes it (contain_holder_spawn)
  * at the session's first run. A contained command joins those namespaces through the
  * holder's pidfd (contain_enter), gives up every capability outside the keep set, sets
- * no_new_privs and RLIMIT_RTPRIO/RLIMIT_NICE 0 (contain_drop_self), and only then asks
+ * no_new_privs, RLIMIT_RTPRIO/RLIMIT_NICE 0 and a seccomp filter refusing new user
+ * namespaces (contain_drop_self), and only then asks
  * the daemon to move it into the session's cgroups; the daemon checks all of it from
  * /proc (contain_verify) before it does, so a client that skips a step is refused.
  *
@@ -45,6 +46,7 @@ int contain_cap_list(const char *list, uint64_t *mask, char *bad, size_t badlen)
 struct contain_status {
 	uint64_t inh, prm, eff, bnd, amb;
 	bool no_new_privs;
+	int seccomp;                 /* the Seccomp: line (2: filter); -1 when there is none */
 };
 
 /*
@@ -55,7 +57,8 @@ int contain_parse_status(const char *buf, size_t len, struct contain_status *st)
 
 /*
  * Checks st against keep: no capability outside keep (limited to cap_last) in any of
- * the five sets, and no_new_privs set. 0, or -EPERM with the first offence in why.
+ * the five sets, no_new_privs set, and a seccomp filter (contain_userns_block). 0, or
+ * -EPERM with the first offence in why.
  */
 int contain_status_check(const struct contain_status *st, uint64_t keep, int cap_last,
 			 char *why, size_t len);
@@ -86,10 +89,17 @@ int contain_enter(pid_t holder, uint64_t start);
 int contain_netns_etc(ino_t ino, dev_t dev);
 /*
  * Drops every capability outside keep from the bounding, ambient, inheritable,
- * permitted and effective sets, sets RLIMIT_RTPRIO and RLIMIT_NICE to 0 (hard too) and
- * no_new_privs. 0 or -errno.
+ * permitted and effective sets, sets RLIMIT_RTPRIO and RLIMIT_NICE to 0 (hard too),
+ * no_new_privs, and installs contain_userns_block's filter. 0 or -errno.
  */
 int contain_drop_self(uint64_t keep);
+/*
+ * A seccomp filter for the caller and all it starts: no new user namespace (unshare and
+ * clone with CLONE_NEWUSER, setns to one: EPERM; clone3: ENOSYS, the C library falls back
+ * to clone). Needs no_new_privs (or CAP_SYS_ADMIN). 0, -errno, -EOPNOTSUPP on an
+ * architecture whose call numbers it does not know (contain/seccomp.c).
+ */
+int contain_userns_block(void);
 
 /* ---- the daemon's side (daemon/session_run.c) ------------------------------------ */
 
@@ -132,7 +142,7 @@ int contain_holder_kill(const struct contain_holder *h, int timeout_ms);
 /*
  * Checks that pid is a contained member of h: same mount, cgroup and IPC namespaces,
  * its children's PID namespace h's, every capability outside keep gone, no_new_privs,
- * RLIMIT_RTPRIO 0. 0, or -EPERM with the first thing amiss in why, or -errno.
+ * a seccomp filter, RLIMIT_RTPRIO 0. 0, or -EPERM with the first thing amiss in why, or -errno.
  */
 int contain_verify(pid_t pid, const struct contain_holder *h, uint64_t keep, char *why,
 		   size_t len);

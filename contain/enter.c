@@ -136,5 +136,5 @@ int contain_drop_self(uint64_t keep)
 		return ret;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
-	return 0;
+	return contain_userns_block();
 }

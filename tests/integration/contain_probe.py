@@ -4,6 +4,9 @@
   probe.py packet IFNAME MARKER        send one Ethernet frame (ethertype 0x88b5)
   probe.py icmp6 DST MARKER            send a raw ICMPv6 neighbour solicitation, 64 bytes data
   probe.py ptrace PID                  PTRACE_ATTACH, wait, detach
+  probe.py userns_unshare|userns_clone|userns_clone3
+                                       a new user namespace by that call (x86_64 numbers;
+                                       the clone children _exit at once)
   probe.py recv_packet IFNAME MARKER SECS READY   count frames carrying MARKER
   probe.py recv_icmp6 MARKER SECS READY          count ICMPv6 packets carrying MARKER
                                        (READY is created once the socket is bound;
@@ -42,8 +45,32 @@ def attempt(what, args):
             raise OSError(err, os.strerror(err))
         os.waitpid(pid, 0x40000000)  # __WALL
         libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+    elif what.startswith("userns_"):
+        userns(what[7:])
     else:
         raise SystemExit("unknown probe " + what)
+
+
+def userns(how):
+    CLONE_NEWUSER, SIGCHLD = 0x10000000, 17
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    if how == "unshare":
+        r = libc.syscall(272, CLONE_NEWUSER)
+    elif how == "clone":
+        r = libc.syscall(56, ctypes.c_ulong(CLONE_NEWUSER | SIGCHLD), None, None, None, None)
+    else:
+        # struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, ...
+        args = struct.pack("=11Q", CLONE_NEWUSER, 0, 0, 0, SIGCHLD, 0, 0, 0, 0, 0, 0)
+        buf = ctypes.create_string_buffer(args, len(args))
+        r = libc.syscall(435, buf, ctypes.c_size_t(len(args)))
+    if r < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    if r == 0 and how != "unshare":
+        os._exit(0)  # the child, in its new user namespace
+    if how != "unshare":
+        os.waitpid(r, 0)
 
 
 def receive(what, args):

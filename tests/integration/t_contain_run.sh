@@ -2,8 +2,8 @@
 # A root process in a session started by the DEFAULT `sandgate run` tries what a hostile
 # agent tries (issue 15): leave its cgroup (v2 and v1) or enter another session's, flush
 # nftables, nsenter, unshare -n, send from an AF_PACKET socket and raw ICMPv6, ptrace and
-# kill host processes and the daemon, read the journal key, write the journal, auditctl,
-# real-time priority, mount, sysctl, sysrq. Each attempt is measured where it would land
+# kill host processes and the daemon, read the journal key, write the journal and its
+# state, auditctl, real-time priority, mount, sysctl, sysrq, make a user namespace. Each attempt is measured where it would land
 # (the host's view of cgroups, the lab's receiver, the decoy table, the audit rule list)
 # and has a control: the same attempt from a --privileged session (or the host) succeeds,
 # so the lab would see it.
@@ -101,6 +101,26 @@ denied "unshare -n"
 inside p1 "unshare -n true"
 worked "control: a privileged run unshares"
 
+# ---- user namespaces: none, so no capability comes back over namespaces of its own ---------
+# (docs/threat-model.md "User namespaces": mounts, nf_tables in a netns of its own, v1
+# cgroup hierarchies mounted at the host's root)
+for how in unshare clone clone3; do
+	inside c1 "$PROBE userns_$how"
+	denied "a user namespace by $how"
+	inside p1 "$PROBE userns_$how"
+	worked "control: a privileged run makes one by $how"
+done
+inside c1 "unshare -Urm sh -c 'mount -t tmpfs none /mnt && echo OK mounted'"
+denied "unshare -Urm, then mount"
+inside c1 "unshare -Urn sh -c 'nft add table inet sgu && echo OK nft'"
+denied "unshare -Urn, then nf_tables in its own network namespace"
+inside c1 "mkdir -p /tmp/sgu$$ && unshare -UrmC sh -c 'mount -t cgroup -o none,name=systemd none /tmp/sgu$$ && echo OK cgroup v1'"
+denied "unshare -UrmC, then a cgroup v1 mount"
+inside p1 "unshare -Urm sh -c 'mount -t tmpfs none /mnt && echo OK mounted'"
+worked "control: a privileged run does (unshare -Urm, mount)"
+inside c1 "sh -c 'true' && $PY -c 'import subprocess; subprocess.run([\"true\"], check=True)' && echo OK spawn"
+worked "processes still start (clone3 refused with ENOSYS: the C library uses clone)"
+
 # ---- packets the gateway could not classify -----------------------------------------
 for who in c1 p1; do
 	receive recv_packet $VB "pkt-$who-$$"
@@ -151,8 +171,16 @@ inside c1 "echo '{\"junk\":1}' >> $SG_STATE/journal/00000000000000000000.jsonl;
 	: > $SG_STATE/journal/checkpoints; touch $SG_STATE/journal/x"
 denied "writing the journal and its checkpoints"
 check "no junk line in the journal" sh -c "! grep -qx '{\"junk\":1}' $SG_STATE/journal/*.jsonl"
+check "control: the journal's state file is on the host" grep -q "^size " "$SG_STATE/journal/state"
+inside c1 "echo junk-$$ > $SG_STATE/journal/state"
+denied "writing the journal's state file"
+check "the state file is the daemon's (no junk, its size line)" \
+	sh -c "! grep -q junk-$$ '$SG_STATE/journal/state' && grep -q '^size ' '$SG_STATE/journal/state'"
 inside c1 "ls -A $SG_STATE; ls -A $SG_STATE | wc -l"
 check "the state directory looks empty from inside" test "$(tail -1 <<<"$OUT")" = 0
+check "control: the control socket is a socket on the host" test -S "$SG_SOCK"
+inside c1 "test -S $SG_SOCK && echo OK socket; $BIN/sandgate status --control $SG_SOCK"
+denied "reaching the control socket (covered in the session's mount namespace)"
 inside c1 "find /dev -type b | head -3"
 check "no block device under the session's /dev" test -z "$OUT"
 check "control: the host has block devices" test -n "$(find /dev -type b | head -1)"
@@ -200,6 +228,15 @@ inside p1 "echo \$\$ > $CG2/cgroup.procs; grep ^0:: /proc/self/cgroup; $BIN/sand
 check "a privileged run that left its cgroup ($(grep ^0:: <<<"$OUT"))..." grep -qx "0::/" <<<"$OUT"
 check "... is refused: it is the process run put there" grep -q "permission denied" <<<"$OUT"
 jcheck "control.denied names the ancestor" "$(last_denied)" '.reason | test("descends from")'
+
+# ---- an orchestrator on the API gets the same containment ----------------------------
+# session.attach moves the peer itself: an uncontained one (here socat on the host,
+# as a client that skips session.contain would be) is refused, and stays out.
+out=$(req '{"verb":"session.attach","args":{"id":"c1","argv0":"orchestrator"}}')
+check "session.attach from an uncontained peer is refused ($(head -c 160 <<<"$out"))" \
+	sh -c 'jq -e ".ok == false and (.error | test(\"not contained|no holder\"))" >/dev/null' _ <<<"$out"
+check "... and session c1 did not take in a host process" \
+	test "$(cat "$CG2/$SG_PARENT/c1/cgroup.procs" | xargs -r ps -o comm= -p | grep -c socat)" = 0
 
 # ---- the journal was not touched; the lab sees a write when there is one --------------
 check "journal verifies" "$BIN/sandgate" verify "$SG_STATE"

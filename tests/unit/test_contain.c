@@ -69,7 +69,7 @@ static void test_keep(void **state)
 static const char status_ok[] =
 	"Name:\tsh\nUmask:\t0022\nState:\tS (sleeping)\nCapInh:\t0000000000000000\n"
 	"CapPrm:\t000000009004c5fb\nCapEff:\t000000009004c5fb\nCapBnd:\t000000009004c5fb\n"
-	"CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t0\n";
+	"CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n";
 
 static void test_status(void **state)
 {
@@ -92,6 +92,12 @@ static void test_status(void **state)
 	st.no_new_privs = true;
 	st.bnd |= BIT(45);
 	assert_int_equal(contain_status_check(&st, contain_keep_default(), 40, why, sizeof(why)), 0);
+	/* No seccomp filter (user namespaces not refused), or no Seccomp line at all. */
+	st.seccomp = 0;
+	assert_int_equal(contain_status_check(&st, contain_keep_default(), 40, why, sizeof(why)),
+			 -EPERM);
+	assert_string_equal(why, "no seccomp filter (new user namespaces are not refused)");
+	assert_int_equal(st.seccomp, 0);
 	assert_int_equal(contain_parse_status(S("CapInh:\t0\n"), &st), -ENOENT);
 	assert_int_equal(contain_parse_status(S("CapInh:\tzz\nCapPrm:\t0\n"), &st), -EINVAL);
 	assert_int_equal(contain_parse_status(S("CapInh:\t00000000000000000\n"), &st), -EINVAL);
@@ -100,6 +106,8 @@ static void test_status(void **state)
 						"CapEff:\t0\nCapBnd:\tff\nCapAmb:\t0\n"
 						"NoNewPrivs:\t1\n"), &st), 0);
 	assert_true(st.bnd == 0xff);
+	assert_int_equal(st.seccomp, -1);
+	assert_int_equal(contain_status_check(&st, 0xff, 40, why, sizeof(why)), -EPERM);
 }
 
 static void test_ppid(void **state)

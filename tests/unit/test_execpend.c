@@ -1,0 +1,189 @@
+/*
+ * audit/execpend: each exec the connector puts is accounted for exactly once: claimed by
+ * its record, handed back (expired, flushed, superseded by a later record of its pid,
+ * pushed out when full), or put without hold; a record of an exec handed back is a
+ * duplicate while its tombstone lasts.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "audit/execpend.h"
+
+#define MS 1000000ull
+
+static struct execpend *mk(void)
+{
+	struct execpend *p = NULL;
+
+	assert_int_equal(execpend_new(&p), 0);
+	execpend_activate(p, true, NULL);
+	return p;
+}
+
+/* Puts an exec of pid at ts (with a cmdline when args). */
+static int put(struct execpend *p, pid_t pid, uint64_t ts, bool args, bool hold,
+	       uint64_t now, struct execpend_item **emit)
+{
+	struct cn_event ev = { .kind = CN_EXEC, .pid = pid, .tgid = pid, .ts_ns = ts };
+	struct ptab_ent pe = { .pid = pid };
+	struct exec_info x;
+
+	memset(&x, 0, sizeof(x));
+	if (args) {
+		x.cmdline = strdup("true");
+		x.cmdlen = 5;
+	}
+	return execpend_put(p, &ev, &pe, &x, hold, now, emit);
+}
+
+static size_t count(struct execpend_item *l)
+{
+	size_t n = 0;
+
+	for (; l; l = l->next)
+		n++;
+	return n;
+}
+
+static void test_inactive(void **state)
+{
+	struct execpend *p = NULL;
+	struct execpend_item *l = NULL;
+
+	(void)state;
+	assert_int_equal(execpend_new(&p), 0);
+	assert_int_equal(put(p, 10, 1000 * MS, false, true, 1000 * MS, &l), -EAGAIN);
+	assert_null(l);
+	execpend_free(p);
+	execpend_free(NULL);
+}
+
+static void test_claim_and_dup(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	struct execpend_stats st;
+
+	(void)state;
+	assert_int_equal(put(p, 10, 1000 * MS, true, true, 1000 * MS, &l), 0);
+	assert_null(l);
+	/* The record's time is the syscall's start, coarse: before the exec. */
+	assert_int_equal(execpend_claim(p, 10, 996 * MS, &l), EXECPEND_CLAIMED);
+	assert_int_equal(execpend_claim(p, 10, 996 * MS, &l), EXECPEND_NONE);
+	/* Not held (the rules are gone): handed back at once, a later record is a dup. */
+	assert_int_equal(put(p, 11, 1100 * MS, false, false, 1100 * MS, &l), 0);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
+	l = NULL;
+	assert_int_equal(execpend_claim(p, 11, 1100 * MS, &l), EXECPEND_DUP);
+	assert_null(l);
+	execpend_stats(p, &st);
+	assert_int_equal(st.held, 1);
+	assert_int_equal(st.claimed, 1);
+	assert_int_equal(st.fallback, 1);
+	assert_int_equal(st.noargs, 1);
+	assert_int_equal(st.dup, 1);
+	execpend_free(p);
+}
+
+static void test_expire(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	struct execpend_stats st;
+	uint64_t t0 = 5000 * MS;
+
+	(void)state;
+	assert_int_equal(put(p, 20, t0, true, true, t0, &l), 0);
+	assert_int_equal(put(p, 21, t0, false, true, t0, &l), 0);
+	execpend_expire(p, t0 + EXECPEND_HOLD_NS - 1, false, &l);
+	assert_null(l);
+	execpend_expire(p, t0 + EXECPEND_HOLD_NS, false, &l);
+	assert_int_equal(count(l), 2);
+	l = execpend_items_order(l);
+	assert_int_equal(l->ev.pid, 20);   /* oldest first */
+	execpend_items_free(l);
+	l = NULL;
+	/* A record after the hold: the connector recorded it, this is a duplicate. */
+	assert_int_equal(execpend_claim(p, 20, t0, &l), EXECPEND_DUP);
+	/* The tombstone goes after EXECPEND_TOMB_NS. */
+	execpend_expire(p, t0 + EXECPEND_HOLD_NS + EXECPEND_TOMB_NS, false, &l);
+	assert_int_equal(execpend_claim(p, 21, t0, &l), EXECPEND_NONE);
+	execpend_stats(p, &st);
+	assert_int_equal(st.fallback, 2);
+	assert_int_equal(st.noargs, 1);
+	execpend_free(p);
+}
+
+/* Two execs of one pid, the first's record never came: the second's record hands the
+ * first back and claims the second. */
+static void test_stale_same_pid(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+
+	(void)state;
+	assert_int_equal(put(p, 30, 1000 * MS, true, true, 1000 * MS, &l), 0);
+	assert_int_equal(put(p, 30, 1050 * MS, true, true, 1050 * MS, &l), 0);
+	assert_int_equal(execpend_claim(p, 30, 1049 * MS, &l), EXECPEND_CLAIMED);
+	assert_int_equal(count(l), 1);
+	assert_int_equal(l->ev.ts_ns, 1000 * MS);
+	execpend_items_free(l);
+	l = NULL;
+	execpend_expire(p, 0, true, &l);
+	assert_null(l);
+	execpend_free(p);
+}
+
+/* Full: the oldest held are handed back, never dropped; flush hands back the rest. */
+static void test_full(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	struct execpend_stats st;
+	size_t n = EXECPEND_HELD_MAX + 10, back;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(put(p, (pid_t)(100 + i), i * MS, true, true, i * MS, &l), 0);
+	back = count(l);
+	assert_int_equal(back, 10);
+	execpend_items_free(l);
+	l = NULL;
+	execpend_activate(p, false, &l);
+	assert_int_equal(count(l) + back, n);
+	execpend_items_free(l);
+	l = NULL;
+	execpend_stats(p, &st);
+	assert_int_equal(st.fallback, n);
+	/* More tombstones than slots: the oldest make way. */
+	execpend_activate(p, true, NULL);
+	for (size_t i = 0; i < 2 * EXECPEND_SLOTS; i++) {
+		assert_int_equal(put(p, (pid_t)(9000 + i), i * MS, false, false, i * MS, &l), 0);
+		execpend_items_free(l);
+		l = NULL;
+	}
+	execpend_stats(p, &st);
+	assert_int_equal(st.fallback, n + 2 * EXECPEND_SLOTS);
+	execpend_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inactive),
+		cmocka_unit_test(test_claim_and_dup),
+		cmocka_unit_test(test_expire),
+		cmocka_unit_test(test_stale_same_pid),
+		cmocka_unit_test(test_full),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
