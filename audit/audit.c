@@ -150,6 +150,13 @@ void audit_pkg_enforced(struct audit *a, bool on)
 		pkgtrack_enforced(a->pk, on);
 }
 
+void audit_pkg_net_seen(struct audit *a, const char *sid, pid_t pid,
+			const char *const *names, size_t n)
+{
+	if (a && a->pk)
+		pkgtrack_net_seen(a->pk, sid, pid, names, n);
+}
+
 bool audit_pkg_blocking(struct audit *a, const char *sid)
 {
 	return a && a->pk && pkgtrack_blocking(a->pk, sid);

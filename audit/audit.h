@@ -98,6 +98,10 @@ int audit_session_policy(struct audit *a, const char *sid, const char *const *ap
  * -ENOENT when it is not.
  */
 void audit_pkg_enforced(struct audit *a, bool on);
+/* What the gateway saw pid of session sid name (audit_pkg_net_seen: a net.connect's or
+ * net.dns's names), for an installer's source_confirmed. Quick; thread-safe. */
+void audit_pkg_net_seen(struct audit *a, const char *sid, pid_t pid,
+			const char *const *names, size_t n);
 bool audit_pkg_blocking(struct audit *a, const char *sid);
 int audit_pkg_hosts(struct audit *a, const char *sid, pid_t pid, char *out, size_t stride,
 		    size_t max);

@@ -121,7 +121,6 @@ void pkg_url_host(const char *url, char *out, size_t len);
 struct event;
 /* The pid and up to 4 names/addresses of a net.dns / net.connect event. 0, or -1 when
  * e is not one or carries no pid. */
-int pkg_net_names(const struct event *e, long *pid, char names[4][PKG_NET_NAME], size_t *n);
 
 /*
  * Emits package.install for f (and an alert when its source is not approved under
@@ -144,8 +143,13 @@ void pkgtrack_exec(struct pkgtrack *t, pid_t pid, pid_t ppid, const char *sid,
 		   bool uid_known, uint32_t uid);
 /* Connector thread: pid exited. */
 void pkgtrack_exit(struct pkgtrack *t, pid_t pid);
-/* The event observer (journal/event.h): net.dns / net.connect of a run's tree. */
-void pkgtrack_observe(void *ctx, const struct event *e);
+/*
+ * Packet threads, through the gateway's hooks: a net.dns / net.connect of session sid by
+ * pid named these (qname, domain, sni, http_host, dst address); kept when pid is in a
+ * run's tree (source_confirmed).
+ */
+void pkgtrack_net_seen(struct pkgtrack *t, const char *sid, pid_t pid,
+		       const char *const *names, size_t n);
 /* Connector thread, once a second: runs whose root is gone without an exit event. */
 void pkgtrack_tick(struct pkgtrack *t);
 /* Any thread: sets (replaces) the approved sources of session sid. 0 or -ENOMEM. */

@@ -326,25 +326,21 @@ static int run_of_pid(struct pkgtrack *t, pid_t pid)
 	return -1;
 }
 
-void pkgtrack_observe(void *ctx, const struct event *e)
+void pkgtrack_net_seen(struct pkgtrack *t, const char *sid, pid_t pid,
+		       const char *const *names, size_t n)
 {
-	struct pkgtrack *t = ctx;
-	char names[4][PKG_NET_NAME];
 	struct pkg_run *r;
-	size_t n;
-	long pid;
 	int i;
 
-	if (atomic_load(&t->n_active) == 0 || !e->session_id ||
-	    pkg_net_names(e, &pid, names, &n) != 0)
+	if (atomic_load(&t->n_active) == 0 || !sid || pid <= 0)
 		return;
 	pthread_mutex_lock(&t->mu);
-	i = run_of_pid(t, (pid_t)pid);
+	i = run_of_pid(t, pid);
 	r = i >= 0 ? t->active[i] : NULL;
-	if (r && strcmp(r->sid, e->session_id) == 0) {
+	if (r && strcmp(r->sid, sid) == 0) {
 		r->net_seen = true;
 		for (size_t k = 0; k < n; k++) {
-			bool have = false;
+			bool have = !names[k] || !names[k][0];
 
 			for (size_t j = 0; j < r->n_net && !have; j++)
 				have = strcmp(r->net[j], names[k]) == 0;
@@ -439,7 +435,6 @@ int pkgtrack_new(struct pkgtrack **out, struct ptab *tab, bool alerts)
 		free(t);
 		return ret;
 	}
-	event_set_observer(pkgtrack_observe, t);
 	*out = t;
 	return 0;
 }
@@ -448,7 +443,6 @@ void pkgtrack_free(struct pkgtrack *t)
 {
 	if (!t)
 		return;
-	event_set_observer(NULL, NULL);
 	pthread_mutex_lock(&t->mu);
 	t->stop = true;
 	pthread_cond_signal(&t->cv);

@@ -59,15 +59,30 @@ static int guard_hosts(void *ctx, const char *sid, pid_t pid, char (*out)[GW_PKG
 	return audit_pkg_hosts(ctx, sid, pid, out[0], GW_PKG_HOST_MAX, max);
 }
 
-/* With an enforcing gateway, installers under block are held to their approved hosts. */
+static void guard_seen(void *ctx, const char *sid, pid_t pid, const char *const *names,
+		       size_t n)
+{
+	audit_pkg_net_seen(ctx, sid, pid, names, n);
+}
+
+/*
+ * The gateway tells the package tracker what an installer's tree named (source_confirmed);
+ * with an enforcing gateway, installers under block are also held to their approved hosts.
+ */
 static void pkg_guard(struct daemon *d)
 {
-	struct gw_pkg_guard g = { .active = guard_active, .hosts = guard_hosts, .ctx = d->audit };
+	struct gw_pkg_guard g = { .seen = guard_seen, .ctx = d->audit };
+	bool enforce = d->cfg->gateway.enabled && d->cfg->gateway.enforce;
 
-	if (!d->gateway || !d->cfg->gateway.enabled || !d->cfg->gateway.enforce)
+	if (!d->gateway)
 		return;
+	if (enforce) {
+		g.active = guard_active;
+		g.hosts = guard_hosts;
+	}
 	gateway_set_pkg_guard(d->gateway, &g);
-	audit_pkg_enforced(d->audit, true);
+	if (enforce)
+		audit_pkg_enforced(d->audit, true);
 }
 
 int daemon_audit_init(struct daemon *d)

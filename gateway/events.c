@@ -78,6 +78,27 @@ static void geo_field(struct gateway *g, struct event *e, const struct flow *f)
 	event_object_end(e);
 }
 
+/* The names a flow's record carries, for the package tracker (gateway.h's seen). */
+static void connect_seen(struct gateway *g, const struct flow *f, int64_t pid)
+{
+	const char *names[GW_PKG_SEEN_MAX];
+	char ip[PKT_ADDR_STR_MAX];
+	size_t n = 0;
+
+	if (pid <= 0 || !f->sid[0])
+		return;
+	if (f->domain[0])
+		names[n++] = f->domain;
+	if (f->sni[0])
+		names[n++] = f->sni;
+	if (f->http_host[0])
+		names[n++] = f->http_host;
+	gw_addr_str(f->family, f->dst, ip, sizeof(ip));
+	if (n < GW_PKG_SEEN_MAX && ip[0])
+		names[n++] = ip;
+	gw_pkg_seen(g, f->sid, pid, names, n);
+}
+
 struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid)
 {
 	struct event *e = event_new("net.connect", f->sid[0] ? f->sid : NULL,
@@ -107,6 +128,7 @@ struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid
 	geo_field(g, e, f);
 	pid_field(e, pid);
 	uid_field(e, f->uid);
+	connect_seen(g, f, pid);
 	return e;
 }
 
@@ -146,7 +168,8 @@ static void query_fields(struct event *e, const struct dnspend_entry *q)
 	str_or_null(e, "qname_raw", q->qname_raw);
 }
 
-struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans,
+struct event *gw_ev_dns(struct gateway *g, const struct dnspend_entry *q,
+			const struct dns_msg *ans,
 			const char *transport, const char *status, const char *reason,
 			int64_t now_ms)
 {
@@ -171,6 +194,11 @@ struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans
 	event_uint(e, "dns_id", q->key.dns_id);
 	pid_field(e, q->pid);
 	uid_field(e, q->uid);
+	if (q->qname[0]) {
+		const char *name = q->qname;
+
+		gw_pkg_seen(g, q->sid, q->pid, &name, 1);
+	}
 	return e;
 }
 

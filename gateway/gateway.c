@@ -77,6 +77,7 @@ int gateway_new(const struct gw_config *c, struct gateway **out)
 	g->nsfd = g->ct_stopfd = g->viol_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->start_lock, NULL);
+	pthread_rwlock_init(&g->pkg_lock, NULL);
 	pthread_cond_init(&g->start_cond, NULL);
 	if (c->netns && !(g->netns = strdup(c->netns)))
 		goto out;
@@ -209,6 +210,7 @@ void gateway_free(struct gateway *g)
 	free(g->netns);
 	pthread_mutex_destroy(&g->lock);
 	pthread_mutex_destroy(&g->start_lock);
+	pthread_rwlock_destroy(&g->pkg_lock);
 	pthread_cond_destroy(&g->start_cond);
 	free(g);
 }

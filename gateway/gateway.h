@@ -91,24 +91,34 @@ int gateway_take_violation(struct gateway *g, char *sid, size_t cap);
 int gateway_violation_fd(struct gateway *g);
 
 /*
- * `unapproved: block` of the package tracker (docs/packages.md), set by the daemon's glue.
- * active: cheap, whether session sid has an installer run in progress under block (only
- * then is a flow's pid looked up at its decision). hosts: when pid is in such a run's
- * process tree, the hosts of the session's approved sources (at most max) and their
- * count; -ENOENT when it is not. Both are called from the packet threads, outside the
- * gateway's lock.
+ * The gateway's side of the package tracker (docs/packages.md), a typed interface the
+ * daemon's glue fills in with the tracker's functions; the gateway owns it, so neither
+ * part includes the other and nothing passes through a process-global.
+ *
+ * seen: a net.connect or net.dns of session sid by pid named these (qname, domain, sni,
+ * http_host, dst address: n of them, at most GW_PKG_SEEN_MAX); the tracker confirms an
+ * installer's source with them. Called on the packet threads, possibly under the
+ * gateway's lock: it must be quick and must not call into the gateway. NULL: none.
+ * active (`unapproved: block`): cheap, whether session sid has an installer run in
+ * progress under block (only then is a flow's pid looked up at its decision). hosts: when
+ * pid is in such a run's process tree, the hosts of the session's approved sources (at
+ * most max) and their count; -ENOENT when it is not. Both are called from the packet
+ * threads, outside the gateway's lock; NULL when the gateway does not enforce.
  */
 #define GW_PKG_HOSTS_MAX 16
 #define GW_PKG_HOST_MAX 256
+#define GW_PKG_SEEN_MAX 4
 struct gw_pkg_guard {
+	void (*seen)(void *ctx, const char *sid, pid_t pid, const char *const *names,
+		     size_t n);
 	bool (*active)(void *ctx, const char *sid);
 	int (*hosts)(void *ctx, const char *sid, pid_t pid, char (*out)[GW_PKG_HOST_MAX],
 		     size_t max);
 	void *ctx;
 };
 /*
- * Sets the guard (copied; NULL clears it). Returns once no packet thread is inside the
- * previous one, so its ctx may be freed then. One gateway per process uses it.
+ * Sets g's hooks (copied; NULL clears them). Returns once no packet thread is inside the
+ * previous ones, so their ctx may be freed then.
  */
 void gateway_set_pkg_guard(struct gateway *g, const struct gw_pkg_guard *guard);
 

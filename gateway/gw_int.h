@@ -113,6 +113,8 @@ struct gateway {
 	struct gw_stats st;
 	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
 	struct gw_synth *synth;       /* answers synthesised lately (dnssynth.c), under lock */
+	pthread_rwlock_t pkg_lock;    /* pkg: read by the packet threads (pkgguard.c) */
+	struct gw_pkg_guard pkg;      /* the package tracker's hooks; zeroed: none */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -135,9 +137,13 @@ struct gw_pkg_hosts {
 	char host[GW_PKG_HOSTS_MAX][GW_PKG_HOST_MAX];
 };
 /* Cheap: whether session sid has an installer run under block (a guard is set). */
-bool gw_pkg_active(const char *sid);
+bool gw_pkg_active(struct gateway *g, const char *sid);
 /* Whether pid of session sid is in such a run's tree; *out its approved hosts. */
-bool gw_pkg_hosts_of(const char *sid, int64_t pid, struct gw_pkg_hosts *out);
+bool gw_pkg_hosts_of(struct gateway *g, const char *sid, int64_t pid,
+		     struct gw_pkg_hosts *out);
+/* Tells the tracker what a flow or query of pid named (gateway/events.c). */
+void gw_pkg_seen(struct gateway *g, const char *sid, int64_t pid, const char *const *names,
+		 size_t n);
 struct policy_flow;
 /*
  * Whether flow f (pf: what the policy was asked with) goes to none of pk's hosts: its
@@ -215,7 +221,8 @@ void gw_emit(struct gateway *g, struct event *e);
 struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid);
 /* net.dns for an answered/unanswered/malformed query. */
 /* reason: when q->reason is NULL (no policy said anything). */
-struct event *gw_ev_dns(const struct dnspend_entry *q, const struct dns_msg *ans,
+struct event *gw_ev_dns(struct gateway *g, const struct dnspend_entry *q,
+			const struct dns_msg *ans,
 			const char *transport, const char *status, const char *reason,
 			int64_t now_ms);
 /* sensor.loss */

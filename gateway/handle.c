@@ -129,7 +129,7 @@ static void dns_record(struct shell *s, const struct gw_record *r)
 	 * (gateway/blocksum.c) instead of its own line. */
 	if (!strcmp(r->status, "blocked") && gw_summarised_dns(g, r->mark_id, r->q, r->tcp))
 		return;
-	gw_evlist_push(s->l, with_questions(gw_ev_dns(r->q, r->ans, r->tcp ? "tcp" : "udp",
+	gw_evlist_push(s->l, with_questions(gw_ev_dns(g, r->q, r->ans, r->tcp ? "tcp" : "udp",
 						      r->status, r->reason, r->now_ms),
 					    r->questions));
 }
@@ -156,7 +156,7 @@ static void on_record(void *ctx, const struct gw_record *r)
 		/* No kernel elements while an installer under `unapproved: block` runs in the
 		 * session: its SYNs must reach the gateway, which refuses unapproved hosts
 		 * before anything leaves (gateway/pkgguard.c). */
-		if (!gw_pkg_active(s->sid))
+		if (!gw_pkg_active(g, s->sid))
 			gw_kbind_answer(g, s->mark, r->ans, r->name, s->pol,
 					r->ttl_ms);
 		break;
@@ -286,9 +286,9 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 		/* A query's sender, looked up before the lock (it reads /proc). */
 		mm.pid = in.p.has_ports && in.p.dport == 53 ? pid_of(w, m, &in.p) : -1;
 		/* An installer under `unapproved: block` runs in the session: whose flow. */
-		if (!(in.p.has_ports && in.p.dport == 53) && g->cfg.enforce && gw_pkg_active(sid)) {
+		if (!(in.p.has_ports && in.p.dport == 53) && g->cfg.enforce && gw_pkg_active(g, sid)) {
 			mm.pid = pid_of(w, m, &in.p);
-			if (gw_pkg_hosts_of(sid, mm.pid, &pk))
+			if (gw_pkg_hosts_of(g, sid, mm.pid, &pk))
 				pkp = &pk;
 		}
 		in.pid = mm.pid;

@@ -2,9 +2,10 @@
  * `unapproved: block` (docs/packages.md): while a session whose policy says so runs an
  * installer, a flow of that installer's process tree may go only to a host of one of the
  * session's approved package sources. The package tracker (audit/) knows the runs and
- * their trees; the daemon's glue hands the gateway two callbacks into it. Here: the
- * guard (under a read-write lock, so the glue can clear it before the tracker is freed)
- * and the comparison of a flow's names with the approved hosts.
+ * their trees; the daemon's glue fills in the gateway's hooks (gateway.h) with it. Here:
+ * the hooks, held in the gateway under a read-write lock (so the glue can clear them
+ * before the tracker is freed), and the comparison of a flow's names with the approved
+ * hosts.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,43 +15,49 @@
 
 #include "gateway/gw_int.h"
 
-/* One gateway per process (the daemon's): the guard is the process's. */
-static pthread_rwlock_t guard_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct gw_pkg_guard guard;
-
 void gateway_set_pkg_guard(struct gateway *g, const struct gw_pkg_guard *gd)
 {
-	(void)g;
-	pthread_rwlock_wrlock(&guard_lock);
+	pthread_rwlock_wrlock(&g->pkg_lock);
 	if (gd)
-		guard = *gd;
+		g->pkg = *gd;
 	else
-		memset(&guard, 0, sizeof(guard));
-	pthread_rwlock_unlock(&guard_lock);
+		memset(&g->pkg, 0, sizeof(g->pkg));
+	pthread_rwlock_unlock(&g->pkg_lock);
 }
 
-bool gw_pkg_active(const char *sid)
+bool gw_pkg_active(struct gateway *g, const char *sid)
 {
 	bool yes;
 
-	pthread_rwlock_rdlock(&guard_lock);
-	yes = guard.active && guard.active(guard.ctx, sid);
-	pthread_rwlock_unlock(&guard_lock);
+	pthread_rwlock_rdlock(&g->pkg_lock);
+	yes = g->pkg.active && g->pkg.active(g->pkg.ctx, sid);
+	pthread_rwlock_unlock(&g->pkg_lock);
 	return yes;
 }
 
-bool gw_pkg_hosts_of(const char *sid, int64_t pid, struct gw_pkg_hosts *out)
+bool gw_pkg_hosts_of(struct gateway *g, const char *sid, int64_t pid, struct gw_pkg_hosts *out)
 {
 	int n = -1;
 
 	if (pid <= 0)
 		return false;
-	pthread_rwlock_rdlock(&guard_lock);
-	if (guard.hosts)
-		n = guard.hosts(guard.ctx, sid, (pid_t)pid, out->host, GW_PKG_HOSTS_MAX);
-	pthread_rwlock_unlock(&guard_lock);
+	pthread_rwlock_rdlock(&g->pkg_lock);
+	if (g->pkg.hosts)
+		n = g->pkg.hosts(g->pkg.ctx, sid, (pid_t)pid, out->host, GW_PKG_HOSTS_MAX);
+	pthread_rwlock_unlock(&g->pkg_lock);
 	out->n = n > 0 ? (size_t)n : 0;
 	return n >= 0;
+}
+
+void gw_pkg_seen(struct gateway *g, const char *sid, int64_t pid, const char *const *names,
+		 size_t n)
+{
+	if (pid <= 0 || !sid || !sid[0] || n == 0)
+		return;
+	pthread_rwlock_rdlock(&g->pkg_lock);
+	if (g->pkg.seen)
+		g->pkg.seen(g->pkg.ctx, sid, (pid_t)pid, names, n);
+	pthread_rwlock_unlock(&g->pkg_lock);
 }
 
 /*

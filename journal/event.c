@@ -1,7 +1,6 @@
 #include "journal/event.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +8,6 @@
 
 static event_submit_fn sink_submit;
 static void *sink_ctx;
-static _Atomic(event_observe_fn) observer;
-static void *_Atomic observer_ctx;
 
 struct event *event_new(const char *type, const char *session_id, enum event_source src)
 {
@@ -161,16 +158,8 @@ void event_set_sink(event_submit_fn submit, void *ctx)
 	sink_ctx = ctx;
 }
 
-void event_set_observer(event_observe_fn fn, void *ctx)
-{
-	atomic_store(&observer_ctx, ctx);
-	atomic_store(&observer, fn);
-}
-
 int event_emit(struct event *e)
 {
-	event_observe_fn obs;
-
 	int ret;
 
 	if (!e)
@@ -187,9 +176,6 @@ int event_emit(struct event *e)
 		ret = -ENOTCONN;
 		goto fail;
 	}
-	obs = atomic_load(&observer);
-	if (obs)
-		obs(atomic_load(&observer_ctx), e);
 	return sink_submit(sink_ctx, e);
 fail:
 	event_free(e);

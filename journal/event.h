@@ -73,15 +73,6 @@ typedef int (*event_submit_fn)(void *ctx, struct event *e);
 void event_set_sink(event_submit_fn submit, void *ctx);
 
 /*
- * One observer sees every well-formed event just before the sink takes it (the audit's
- * package tracker watches net.dns / net.connect of installer processes). It runs on the
- * emitting thread, must be quick and must not emit. Set it while the emitters it cares
- * about are stopped, and clear it (NULL) before freeing ctx.
- */
-typedef void (*event_observe_fn)(void *ctx, const struct event *e);
-void event_set_observer(event_observe_fn fn, void *ctx);
-
-/*
  * Hands e to the sink. Takes ownership. Returns 0; -ENOTCONN when no sink is set;
  * -ENOMEM when building the event ran out of memory; -EINVAL on a builder misuse; or
  * the sink's error. May block while the journal's queue is full: the packet path
