@@ -1,4 +1,7 @@
-/* sandgate nft render: print the nftables ruleset the daemon installs, as nft text. */
+/*
+ * sandgate nft render: print the nftables ruleset the daemon installs, as nft text.
+ * sandgate nft remove: delete it (the package's removal: the ruleset outlives the daemon).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -19,7 +22,10 @@ static void nft_usage(FILE *f)
 		"FILE gives gateway.netns, queue_base, queues, fail_open and mode, and the\n"
 		"cgroup level from cgroup.parent; without it the\n"
 		"embedded defaults apply. --queue auto (default) probes the kernel, which needs\n"
-		"CAP_NET_ADMIN; without it the native form is printed and marked not probed.\n");
+		"CAP_NET_ADMIN; without it the native form is printed and marked not probed.\n"
+		"       sandgate nft remove [--config FILE]\n"
+		"Deletes table inet sandgate from the daemon's namespace, or FILE's\n"
+		"gateway.netns: session traffic is no longer dropped while no daemon runs.\n");
 }
 
 /* gateway.mode and the session cgroups' level; level_given: --cgroup-level wins. */
@@ -168,6 +174,40 @@ static int nft_render_cmd(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/*
+ * The ruleset stays when the daemon stops (fail closed); once the package is removed no
+ * daemon comes back, and cgroups left by sessions would stay cut off. Not there: 0.
+ */
+static int nft_remove_cmd(int argc, char **argv)
+{
+	const char *config = NULL;
+	struct nft_handle *h = NULL;
+	struct nft_options o;
+	char *netns = NULL;
+	int ret;
+
+	if (argc == 3 && strcmp(argv[1], "--config") == 0)
+		config = argv[2];
+	else if (argc != 1) {
+		nft_usage(stderr);
+		return 2;
+	}
+	nft_options_init(&o);
+	if (options_from_config(config, &o, &netns, false) != 0)
+		return 1;
+	ret = nft_open(&o, &h);
+	if (ret == 0)
+		ret = nft_uninstall(h);
+	nft_close(h);
+	if (ret == -ENOENT && netns)
+		ret = 0;   /* the namespace is gone, and its table with it */
+	if (ret)
+		fprintf(stderr, "sandgate nft remove: table inet sandgate in %s: %s\n",
+			netns ? netns : "this namespace", strerror(-ret));
+	free(netns);
+	return ret ? 1 : 0;
+}
+
 int cmd_nft(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -176,6 +216,8 @@ int cmd_nft(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "render") == 0)
 		return nft_render_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "sandgate nft: unknown subcommand '%s' (render)\n", argv[1]);
+	if (strcmp(argv[1], "remove") == 0)
+		return nft_remove_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "sandgate nft: unknown subcommand '%s' (render, remove)\n", argv[1]);
 	return 2;
 }

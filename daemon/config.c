@@ -538,7 +538,7 @@ struct sg_config *config_default(void)
 		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
 		.ct_event_buffer = 16 << 20,
 		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
-		.enabled = false, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
+		.enabled = true, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
 		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
 		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
 		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,

@@ -102,7 +102,7 @@ struct sg_journal_config {
 enum sg_gw_mode { SG_GW_MODE_BOTH, SG_GW_MODE_CGROUP, SG_GW_MODE_INTERFACE };
 
 struct sg_gateway_config {
-	bool enabled;                 /* default false: opt-in until policies land */
+	bool enabled;                 /* default true: it only touches session traffic (18.6) */
 	enum sg_gw_mode mode;         /* default both */
 	uint64_t flow_interim_ms;     /* net.flow final:false for longer flows; default 60s */
 	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged; default 5s */

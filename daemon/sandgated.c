@@ -24,8 +24,8 @@ static void usage(FILE *f)
 		"embedded defaults: state in /var/lib/sandgate, control socket\n"
 		"/run/sandgate/control.sock, metrics on 127.0.0.1:9477.\n"
 		"  --check-config FILE  validate FILE (and the rules, GeoIP database and DoH list\n"
-		"                       it names); print every error as FILE:LINE, the effective\n"
-		"                       resolvers; exit 0 if valid\n");
+		"                       it names); print every error as FILE:LINE, whether the\n"
+		"                       gateway is on, the effective resolvers; exit 0 if valid\n");
 }
 
 /* The shipped rules and data must be where the build put them (common/paths.h). */
@@ -39,6 +39,21 @@ static int check_install(FILE *f)
 			"SANDGATE_DATA_DIR / SANDGATE_RULES_DIR naming a wrong directory)\n",
 			which, strerror(-ret));
 	return ret;
+}
+
+/* Whether the gateway runs (on unless the file says otherwise, 18.6), and how. */
+static void print_gateway(const struct sg_config *cfg)
+{
+	static const char *const modes[] = { "both", "cgroup", "interface" };
+	const struct sg_gateway_config *g = &cfg->gateway;
+
+	if (!g->enabled) {
+		printf("gateway.enabled: false (session traffic is not classified or enforced)\n");
+		return;
+	}
+	printf("gateway.enabled: true (%s, mode %s, network namespace %s)\n",
+	       g->enforce ? "enforcing" : "observing only", modes[g->mode],
+	       g->netns ? g->netns : "the daemon's own");
 }
 
 /* The effective resolvers: the file's, or the host's and where they came from. */
@@ -104,8 +119,10 @@ static int check_config(const char *path)
 		ret = daemon_detect_check(cfg, &errs, &n_rules);
 	if (ret == 0)
 		ret = check_refs(cfg, &errs);
-	if (ret == 0)
+	if (ret == 0) {
+		print_gateway(cfg);
 		ret = print_resolvers(cfg);
+	}
 	if (ret == 0) {
 		printf("%s: configuration is valid (%zu polic%s, %zu detection rules)\n", path,
 		       cfg->n_policies, cfg->n_policies == 1 ? "y" : "ies", n_rules);

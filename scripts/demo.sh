@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs sandgated on its embedded defaults (state
-# in /var/lib/sandgate, control socket /run/sandgate/control.sock; the gateway, opt-in,
-# enabled in a lab namespace the demo makes and removes) for a short demo: a session
-# created, run in (exec, file, DNS, HTTP), paused, resumed, terminated and cleaned up for
-# real; what the journal recorded about it (audit and gateway events included), the
-# signed checkpoints, and `sandgate verify` passing.
+# in /var/lib/sandgate, control socket /run/sandgate/control.sock; the gateway, on by
+# default, moved into a lab namespace the demo makes and removes) for a short demo: a
+# session created, run in (exec, file, DNS, HTTP), paused, resumed, terminated and
+# cleaned up for real; what the journal recorded about it (audit and gateway events
+# included), the signed checkpoints, and `sandgate verify` passing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,11 +63,11 @@ SH
 chmod +x "$HTTPD"
 ip netns exec $PEER socat TCP-LISTEN:80,bind=198.18.1.2,fork,reuseaddr EXEC:"$HTTPD" &
 cat >"$CONF" <<YAML
-# Everything on the embedded defaults but the gateway, which is opt-in: here it works
-# in the lab namespace and enforces the default policy: web.test (and its subdomains)
-# through the lab resolver, nothing else.
+# Everything on the embedded defaults but the gateway (on by default, enforcing, in the
+# daemon's own namespace): here it works in the lab namespace, and the default policy
+# (which embedded allows nothing) allows web.test and its subdomains through the lab
+# resolver, nothing else.
 gateway:
-  enabled: true
   netns: $GW
   resolvers: [198.18.1.2]
 policies:

@@ -109,7 +109,8 @@ sg_start() { # BIN [AUDIT-KEY]: the key (e.g. "enabled: false") goes into the au
 	rm -rf "$T/state"
 	# SG_SENSITIVE=default keeps the daemon's own sensitive paths (reads under /etc, /root,
 	# credential files, the session's cwd: every read's close on the host is an event)
-	printf 'cgroup:\n  parent: %s\naudit:\n' "$PARENT" >"$T/c.yaml"
+	# The figures are the audit sensors' alone: the gateway (on by default) is off.
+	printf 'gateway: {enabled: false}\ncgroup:\n  parent: %s\naudit:\n' "$PARENT" >"$T/c.yaml"
 	[ "${SG_SENSITIVE:-none}" = default ] || printf '  sensitive_paths: []\n' >>"$T/c.yaml"
 	# the untar's own filesystem (fresh_fs) is marked too, as a user would list a volume
 	mountpoint -q "$T/fs" && printf '  file_marks: ["/", "%s"]\n' "$T/fs" >>"$T/c.yaml"

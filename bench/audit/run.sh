@@ -38,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${BENCH_KEEP_LOG:-}" ] && trap "cp \"\$T\"/daemon.log /tmp/sgbench-daemon.log; cat \"\$T\"/state/journal/*.jsonl > /tmp/sgbench-journal.jsonl; cleanup" EXIT
 
-printf 'cgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n  exec_source: %s\n' "$PARENT" \
+printf 'gateway: {enabled: false}\ncgroup:\n  parent: %s\naudit:\n  sensitive_paths: []\n  exec_source: %s\n' "$PARENT" \
 	"${EXEC_SOURCE:-proc_connector}" >"$T/c.yaml"
 "$BIN/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
 	>"$T/daemon.log" 2>&1 &

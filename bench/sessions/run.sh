@@ -9,7 +9,7 @@ export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pw
 N=${2:-1000}
 TMP=$(mktemp -d /tmp/sgbench.XXXXXX)
 PARENT=sgbench-$$
-printf 'cgroup:\n  parent: %s\njournal:\n  fsync: checkpoint\n' "$PARENT" >"$TMP/c.yaml"
+printf 'gateway: {enabled: false}\ncgroup:\n  parent: %s\njournal:\n  fsync: checkpoint\n' "$PARENT" >"$TMP/c.yaml"
 "$BUILD/sandgated" --config "$TMP/c.yaml" --state-dir "$TMP/state" --control "$TMP/sock" \
 	>"$TMP/log" 2>&1 &
 DPID=$!

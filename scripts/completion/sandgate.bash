@@ -39,7 +39,7 @@ _sandgate()
 	query) COMPREPLY=($(compgen -W "--session --since --until --event --path --domain --package --reason --uid --format --include-cold --state-dir --no-update" -- "$cur")) ;;
 	tool) COMPREPLY=($(compgen -W "--session --name --status --model --input-summary --output-summary --call-id --duration-ms --input --input-file --output --output-file --input-tokens --output-tokens --actor --control" -- "$cur")) ;;
 	detail) COMPREPLY=($(compgen -W "get --actor --control" -- "$cur")) ;;
-	nft) COMPREPLY=($(compgen -W "render --config --queue --cgroup-level --fanout --fail-open --no-cgroup --no-iface" -- "$cur")) ;;
+	nft) COMPREPLY=($(compgen -W "render remove --config --queue --cgroup-level --fanout --fail-open --no-cgroup --no-iface" -- "$cur")) ;;
 	reindex) COMPREPLY=($(compgen -W "--state-dir" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "--control --help" -- "$cur")) ;;
 	esac

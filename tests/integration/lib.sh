@@ -47,10 +47,26 @@ require_root() {
 	fi
 }
 
+# The gateway is on by default (issue 18.6), in the daemon's own network namespace: the
+# initial one here. A config a test passes must say whether it wants the gateway (a
+# `gateway:` key: `{enabled: false}`, or on in the lab's namespace), so that no test
+# installs the ruleset in the initial namespace by leaving the key out.
+gateway_said() { # gateway_said ARGS...: 0 unless a --config FILE has no gateway key
+	while [ $# -gt 0 ]; do
+		if [ "$1" = --config ] && [ -f "${2:-}" ] && ! grep -q '^gateway:' "$2"; then
+			echo "$2: no gateway key; the gateway is on by default (issue 18.6): say" \
+				"'gateway: {enabled: false}', or enable it in a lab namespace"
+			return 1
+		fi
+		shift
+	done
+}
+
 # start_daemon NAME [ARGS...]: state in $T_TMP/NAME, socket $T_TMP/NAME.sock; sets DPID.
 start_daemon() {
 	local name=$1
 	shift
+	gateway_said "$@" || return 1
 	SG_STATE=$T_TMP/$name
 	SG_SOCK=$T_TMP/$name.sock
 	rm -f "$SG_SOCK"   # a daemon killed with -9 leaves its socket behind

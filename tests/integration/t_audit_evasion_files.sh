@@ -15,7 +15,8 @@ O=$T_TMP/other    # neither
 mkdir -p "$S/sub1" "$S/sub2" "$S/sub3" "$W" "$O/hd"
 echo key >"$S/key"; echo plain >"$O/plain"; echo h >"$S/byhandle"
 for i in 1 2 3; do echo "s$i" >"$S/sub$i/f"; done
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   file_marks: [\"/\"]
   sensitive_paths: [\"$S\"]"
 start_daemon a --config "$T_TMP/c.yaml"

@@ -24,7 +24,8 @@ cn_drops() {
 }
 
 # ---- 1. idle -----------------------------------------------------------------------------
-write_config "$T_TMP/a.yaml" "audit:
+write_config "$T_TMP/a.yaml" "gateway: {enabled: false}
+audit:
   exec_source: proc_connector
   files: false
   sensitive_paths: []"
@@ -45,7 +46,8 @@ n=$(losses | wc -l)
 check "none at stop either ($n)" test "$n" -eq 0
 
 # ---- 2. a real overflow --------------------------------------------------------------------
-write_config "$T_TMP/b.yaml" "audit:
+write_config "$T_TMP/b.yaml" "gateway: {enabled: false}
+audit:
   exec_source: proc_connector
   files: false
   proc_rcvbuf: 4096

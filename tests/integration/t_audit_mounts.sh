@@ -10,7 +10,8 @@ require_root
 W=$T_TMP/work
 O=$T_TMP/other
 mkdir -p "$W/nsm" "$O/hmnt" "$O/hostonly" "$O/fast"
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   file_marks: [\"/\"]
   sensitive_paths: []"
 start_daemon a --config "$T_TMP/c.yaml"

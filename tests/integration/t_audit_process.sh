@@ -9,7 +9,8 @@
 require_root
 
 # The connector is the fallback exec source now (the default is audit): set explicitly.
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   exec_source: proc_connector
   sensitive_paths: []"
 start_daemon a --config "$T_TMP/c.yaml"

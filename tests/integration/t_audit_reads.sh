@@ -18,7 +18,8 @@ done
 echo k >"/root/.ssh/sgt-$$"; echo a >"/root/.aws/sgt-$$"; echo s >"/run/secrets/sgt-$$"
 echo r >"/root/.sgt-$$"
 cleanup "rm -f /root/.ssh/sgt-$$ /root/.aws/sgt-$$ /run/secrets/sgt-$$ /root/.sgt-$$; for d in ${made[*]:-}; do rmdir \$d; done"
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   file_marks: [\"/\"]"   # sensitive_paths: the defaults
 start_daemon a --config "$T_TMP/c.yaml"
 sg session create --id s1 --workdir "$W" >/dev/null && sg session start s1 >/dev/null

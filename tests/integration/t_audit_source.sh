@@ -14,7 +14,8 @@ EN0=$(st enabled)
 BL0=$(st backlog_limit)
 if [ "$EN0" = 2 ]; then echo "audit is locked (enabled 2): cannot test"; exit 1; fi
 
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   exec_source: audit
   files: false
   sensitive_paths: []"

@@ -23,7 +23,8 @@ if [ "$(st enabled)" = 2 ]; then echo "audit is locked (enabled 2): cannot test"
 EN0=$(st enabled)
 cleanup "auditctl -e $EN0"
 
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   files: false
   sensitive_paths: []"
 start_daemon a --config "$T_TMP/c.yaml"

@@ -11,7 +11,7 @@ check "project() has a version ($want)" test -n "$want"
 check "sandgate --version prints it" test "$("$BIN/sandgate" --version)" = "sandgate $want"
 check "sandgated --version prints it" test "$("$BIN/sandgated" --version)" = "sandgated $want"
 
-write_config "$T_TMP/g.yaml"
+write_config "$T_TMP/g.yaml" "gateway: {enabled: false}"
 start_daemon g1 --config "$T_TMP/g.yaml"
 S=$SG_SOCK
 check "--control before the subcommand: session list" \

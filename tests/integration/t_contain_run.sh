@@ -16,7 +16,7 @@ NS=sgc$$
 VA=sgca$$
 VB=sgcb$$
 DECOY_T=sgc_decoy_$$
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 start_daemon a --config "$T_TMP/c.yaml"
 
 for s in c1 o1; do sg session create --id $s >/dev/null && sg session start $s >/dev/null; done

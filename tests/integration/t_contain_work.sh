@@ -9,7 +9,7 @@
 require_root
 INSIDE_TIMEOUT=600
 
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 start_daemon a --config "$T_TMP/c.yaml"
 sg session create --id w1 >/dev/null && sg session start w1 >/dev/null
 sgrun --session w1 -- sleep 900 >/dev/null 2>&1 &

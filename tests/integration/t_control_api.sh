@@ -7,7 +7,7 @@ require_root
 . "$(dirname "$0")/session_helpers.sh"
 command -v python3 >/dev/null || { echo "missing python3"; echo "0 passed, 1 failed"; exit 1; }
 
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 start_daemon a --config "$T_TMP/c.yaml"
 export PYTHONPATH=$SRC/clients/python
 SID=orch-$$

@@ -9,6 +9,7 @@ GROUP=sgctl$$
 groupadd "$GROUP"
 cleanup "groupdel $GROUP"
 cat >"$T_TMP/c.yaml" <<YAML
+gateway: {enabled: false}
 control_group: $GROUP
 cgroup:
   parent: sgtest$$

@@ -16,6 +16,7 @@ mount -t tmpfs -o size=64m tmpfs "$M"
 cleanup "umount -l '$M'"
 
 cat >"$T_TMP/c.yaml" <<YAML
+gateway: {enabled: false}
 metrics_listen: 127.0.0.1:$PORT
 log_level: info
 journal:
@@ -80,6 +81,7 @@ run_stall() { # run_stall NAME STALL_AFTER: daemon on a fresh generated journal
 	local S=$T_TMP/$1
 	"$BIN/sg_genevents" --segment-bytes 3000 "$S" >/dev/null
 	cat >"$T_TMP/$1.yaml" <<YAML
+gateway: {enabled: false}
 metrics_listen: 127.0.0.1:$PORT
 host: genhost
 retention:
@@ -125,7 +127,7 @@ stop_daemon
 check "the journal verifies" "$BIN/sandgate" verify "$SG_STATE"
 
 # ---- log_level honoured ---------------------------------------------------------------
-printf 'log_level: warn\n' >"$T_TMP/w.yaml"
+printf 'log_level: warn\ngateway: {enabled: false}\n' >"$T_TMP/w.yaml"
 start_daemon quiet --config "$T_TMP/w.yaml"
 stop_daemon
 check "log_level warn: no info lines" sh -c "! grep -q ': info: ' '$T_TMP/quiet.log'"

@@ -5,6 +5,7 @@
 require_root
 
 cat >"$T_TMP/good.yaml" <<YAML
+gateway: {enabled: false}
 host: lab-host
 journal:
   checkpoint_interval: 200ms
@@ -61,11 +62,26 @@ check "verify passes across segments" "$BIN/sandgate" verify "$SG_STATE"
 check "verify with an explicit key" \
 	"$BIN/sandgate" verify --key "$SG_STATE/keys/journal.pub" "$SG_STATE/journal"
 
-# Embedded defaults: --state-dir and --control only; no config file at all.
+# Embedded defaults: --state-dir and --control only; no config file at all. The gateway
+# is on by default (issue 18.6), in the daemon's own namespace, here the initial one: it
+# touches only session traffic (this daemon has none). Its table stays after a stop (fail
+# closed), so the test removes it, and puts back the conntrack sysctls it turned on.
+if nft list table inet sandgate >/dev/null 2>&1; then
+	echo "a table inet sandgate exists in the initial namespace (a sandgated runs here): not touching it"
+	fail "embedded defaults (gateway on in the initial namespace)"
+	finish
+fi
+for k in acct timestamp; do
+	cleanup "sysctl -qw net.netfilter.nf_conntrack_$k=$(sysctl -n net.netfilter.nf_conntrack_$k)"
+done
+cleanup "nft delete table inet sandgate"
 start_daemon d2
 check "runs with no config file" kill -0 "$DPID"
 check "host defaults to the hostname" \
 	test "$(head -n1 "$SG_STATE"/journal/*.jsonl | jq -r .host)" = "$(hostname)"
+check "the gateway is on by default: gateway.start" \
+	wait_for "gateway.start" 10 sh -c "grep -q '\"event\":\"gateway.start\"' '$SG_STATE'/journal/*.jsonl"
+check "and its table is installed" sh -c "nft list table inet sandgate >/dev/null"
 stop_daemon
 check "verify passes on the defaults" "$BIN/sandgate" verify "$SG_STATE"
 finish

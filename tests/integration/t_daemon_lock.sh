@@ -7,6 +7,7 @@
 require_root
 
 cat >"$T_TMP/c.yaml" <<YAML
+gateway: {enabled: false}
 journal:
   checkpoint_interval: 200ms
   heartbeat_interval: 500ms

@@ -38,7 +38,8 @@ cleanup "kill $!"
 URL=http://198.19.$N.2:8000
 wait_for "http peer" 10 curl -sf -o /dev/null "$URL/p.sh"
 
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   sensitive_paths: []
 detection:
   rate_limit: 1000"

@@ -19,7 +19,8 @@ mkdir -p "$W" "$H/.ssh" "$H/.aws" "$H/.ssh-notes" "$H/.config/systemd/user" \
 echo key >"$H/.ssh/id_rsa" && echo pub >"$H/.ssh/id_rsa.pub"
 echo hist >"$H/.bash_history" && echo hist >"$H/.bash_history.bak"
 cp -r "$SRC/rules" "$T_TMP/rules"
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   sensitive_paths: [\"/etc\", \"$H\", \"$T_TMP/a\"]
 detection:
   rules: [\"$T_TMP/rules\"]

@@ -67,7 +67,8 @@ check "the central rsyslog listens (gtls, client certificates by name)" \
 	wait_for "rsyslog" 10 bash -c "ip netns exec $NS ss -ltn | grep -q 198.18.7.14:6514"
 
 host_conf() { # host_conf FILE HOST
-	write_config "$1" "host: $2
+	write_config "$1" "gateway: {enabled: false}
+host: $2
 journal:
   heartbeat_interval: 200ms
   checkpoint_interval: 100ms

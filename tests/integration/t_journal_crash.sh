@@ -63,6 +63,7 @@ check "the journal verifies after the forced tears" "$BIN/sandgate" verify "$S"
 
 # The daemon itself, killed while idle-writing heartbeats and checkpoints.
 cat >"$T_TMP/fast.yaml" <<YAML
+gateway: {enabled: false}
 journal:
   checkpoint_interval: 50ms
   heartbeat_interval: 100ms

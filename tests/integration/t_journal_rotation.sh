@@ -29,6 +29,7 @@ check "the chain verifies across segments" "$BIN/sandgate" verify "$S"
 
 # By age, in the daemon, with fsync after every write.
 cat >"$T_TMP/age.yaml" <<YAML
+gateway: {enabled: false}
 journal:
   segment_max_age: 1s
   heartbeat_interval: 200ms

@@ -10,7 +10,8 @@ require_root
 
 # The audit sensors are off: not needed here, and a SIGHUP (below) frees the config the
 # fanotify thread still reads (a use-after-free in audit/, reported, not this test's).
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   enabled: false
 limits:
   sample_interval: 200ms
@@ -144,7 +145,8 @@ jcheck "timeout: source sandgate" "$e" '.source == "sandgate"'
 jcheck "timeout: session.terminate reason timeout" "$(ev session.terminate t1)" '.reason == "timeout"'
 
 # ---- disk, warn (after a reload: the watcher takes the new limits: section) ---------------
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   enabled: false
 limits:
   sample_interval: 200ms

@@ -113,7 +113,8 @@ check "after a restart r1's limit stays gone" bash -c '! grep -q "limit rate_$2 
 # ---- refusals -----------------------------------------------------------------------
 check "cli: a rate without a unit is refused" sh -c '! "$1/sandgate" session create --id r3 --net-rate 5 --control "$2" 2>/dev/null' _ "$BIN" "$SG_SOCK"
 stop_daemon
-write_config "$T_TMP/nogw.yaml" "metrics_listen: null"
+write_config "$T_TMP/nogw.yaml" "gateway: {enabled: false}
+metrics_listen: null"
 start_daemon b --config "$T_TMP/nogw.yaml" || { fail "daemon b starts"; finish; }
 out=$(sg session create --id r4 --net-rate 1mbit 2>&1)
 check "without the gateway --net-rate is refused, saying why" grep -q 'needs the gateway' <<<"$out"

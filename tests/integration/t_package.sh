@@ -4,8 +4,10 @@
 # on its defaults (the real /var/lib/sandgate and /run/sandgate, which this test owns
 # for its run: anything there before is moved aside and put back), one session run
 # through the installed CLI, then the package purged, leaving nothing behind (files,
-# group, unit). Under systemd as PID 1 the unit itself is started; otherwise the
-# daemon is started as the unit would, with NOTIFY_SOCKET checked for READY=1.
+# group, unit, the gateway's table). The gateway is on by default (issue 18.6), in the
+# daemon's namespace, here the initial one: it touches only session traffic. Under
+# systemd as PID 1 the unit itself is started; otherwise the daemon is started as the
+# unit would, with NOTIFY_SOCKET checked for READY=1.
 # SANDGATE_DEB=FILE uses a package built elsewhere; otherwise the one built here is
 # kept in $BIN/deb and reused while no source file is newer.
 . "$(dirname "$0")/lib.sh"
@@ -64,6 +66,15 @@ for p in /etc/sandgate /var/lib/sandgate /var/log/sandgate /run/sandgate; do
 		cleanup "rm -rf '$p'; mv '$T_TMP/saved/$(echo "$p" | tr / _)' '$p'"
 	fi
 done
+if nft list table inet sandgate >/dev/null 2>&1; then
+	echo "a table inet sandgate exists in the initial namespace: not touching it"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+for k in acct timestamp; do   # the gateway turns them on in its namespace
+	cleanup "sysctl -qw net.netfilter.nf_conntrack_$k=$(sysctl -n net.netfilter.nf_conntrack_$k)"
+done
+cleanup "nft delete table inet sandgate"
 group_before=$(getent group sandgate >/dev/null && echo yes || echo no)
 cg_before=$(test -d /sys/fs/cgroup/sandgate && echo yes || echo no)
 cleanup "dpkg --purge sandgate >/dev/null 2>&1"
@@ -87,8 +98,13 @@ check "state dir 0700" test "$(stat -c %a /var/lib/sandgate)" = 700
 systemd-analyze verify /lib/systemd/system/sandgated.service >"$T_TMP/verify.out" 2>&1
 cat "$T_TMP/verify.out"
 check "systemd-analyze verify is clean" test ! -s "$T_TMP/verify.out"
-check "the installed config is valid" env -u SANDGATE_DATA_DIR -u SANDGATE_RULES_DIR \
-	/usr/sbin/sandgated --check-config /etc/sandgate/sandgate.yaml
+out=$(env -u SANDGATE_DATA_DIR -u SANDGATE_RULES_DIR \
+	/usr/sbin/sandgated --check-config /etc/sandgate/sandgate.yaml 2>&1)
+rc=$?
+echo "$out"
+check "the installed config is valid" test "$rc" -eq 0
+check "--check-config: the gateway is on, enforcing, in the daemon's namespace" \
+	grep -qx "gateway.enabled: true (enforcing, mode both, network namespace the daemon's own)" <<<"$out"
 
 # ---- the installed daemon, on its defaults ---------------------------------------------------
 SOCK=/run/sandgate/control.sock
@@ -117,6 +133,9 @@ S=pkg$$
 sg() { /usr/bin/sandgate "$@" --control "$SOCK"; }
 check "a session is created with the installed CLI" sg session create --id "$S"
 check "and started" sg session start "$S"
+check "the gateway runs on the defaults: table inet sandgate" sh -c "nft list table inet sandgate >/dev/null"
+check "and the session's cgroup is in its map (its traffic is the policy's)" sh -c "nft -j list map inet sandgate cgroup_sessions |
+	jq -e '[.nftables[] | select(.map) | .map.elem // [] | length] | add == 1' >/dev/null"
 check "a command runs in it" /usr/bin/sandgate run --session "$S" --control "$SOCK" -- sh -c 'echo hi >/dev/null'
 check "terminated" sg session terminate "$S"
 check "cleaned up" sg session cleanup "$S"
@@ -142,6 +161,7 @@ for p in /etc/sandgate /var/lib/sandgate /var/log/sandgate /usr/share/sandgate /
 	/etc/systemd/system/multi-user.target.wants/sandgated.service; do
 	check "gone: $p" test ! -e "$p"
 done
+check "gone: table inet sandgate (the package's removal deletes it)" sh -c "! nft list table inet sandgate >/dev/null 2>&1"
 if [ "$group_before" = no ]; then
 	check "the group it created is gone" sh -c "! getent group sandgate"
 fi

@@ -86,7 +86,8 @@ wait_for "nginx" 10 curl -sf -o /dev/null "$IDX/simple/sgapp/"
 # ---- the daemon, a session whose policy approves only the lab index ------------------
 # Detection off: the tracker raises its own alert then (with detection on, the rule
 # package-unapproved-source does instead: t_detect_more.sh).
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   files: false
 detection:
   enabled: false

@@ -285,4 +285,8 @@ check "metrics: blocked attempts counted" grep -Eq '^sandgate_gateway_blocked_(f
 # Issue 18.5: no series carries a session id (series churn); the session's own figures
 # are in the journal (the verdicts above).
 check "metrics: no per-session label" bash -c '! grep -q "session=" <<<"$1"' _ "$m"
+# With the gateway's counters (the gateway is on by default since 18.6) the exposition is
+# as clean as t_daemon_health's without them.
+check "promtool check metrics is clean with the gateway's counters" \
+	sh -c 'printf "%s\n" "$1" | promtool check metrics' _ "$m"
 finish

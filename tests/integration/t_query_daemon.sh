@@ -8,6 +8,7 @@ require_root
 
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<'YAML'
+gateway: {enabled: false}
 journal:
   heartbeat_interval: 100ms
   checkpoint_interval: 50ms

@@ -18,6 +18,7 @@ cp "$S"/journal/*.jsonl "$T_TMP/orig/"
 nseg=$(ls "$S"/journal/*.jsonl | wc -l)
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<'YAML'
+gateway: {enabled: false}
 host: genhost
 retention:
   hot: 1d

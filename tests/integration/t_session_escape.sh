@@ -15,7 +15,8 @@ OUT=$CG2/sgesc-$$
 mkdir "$OUT" || { fail "make a cgroup outside the sessions"; finish; }
 cleanup "rmdir '$OUT'"
 cleanup "cat '$OUT/cgroup.procs' 2>/dev/null | xargs -r kill -9"
-write_config "$T_TMP/c.yaml" "audit:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+audit:
   sensitive_paths: []"
 start_daemon a --config "$T_TMP/c.yaml" || { fail "daemon starts"; finish; }
 for s in s1 s2; do sg session create --id $s >/dev/null && sg session start $s >/dev/null; done

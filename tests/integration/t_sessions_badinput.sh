@@ -5,7 +5,7 @@
 . "$(dirname "$0")/session_helpers.sh"
 require_root
 
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 start_daemon a --config "$T_TMP/c.yaml"
 sg session create --id s1 >/dev/null
 sg session create --id s2 >/dev/null && sg session start s2 >/dev/null

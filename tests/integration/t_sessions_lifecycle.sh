@@ -7,7 +7,8 @@
 . "$(dirname "$0")/session_helpers.sh"
 require_root
 
-write_config "$T_TMP/c.yaml" "policies:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+policies:
   default:
     verbosity: summary
   audit:

@@ -7,7 +7,7 @@
 require_root
 . "$(dirname "$0")/session_helpers.sh"
 
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 start_daemon a --config "$T_TMP/c.yaml"
 state() { sg session show "$1" | jq -r .state; }
 

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/session_helpers.sh"
 require_root
 
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 start_daemon a --config "$T_TMP/c.yaml"
 # --end-when-empty: s2's end is its last process's, seen at the restart.
 for s in s1 s2 s3; do sg session create --id $s --end-when-empty >/dev/null; done

@@ -6,7 +6,7 @@
 require_root
 
 N=${SG_SCALE_N:-1000}
-write_config "$T_TMP/c.yaml"
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}"
 # Sanitizer builds keep freed memory in quarantine, which would hide (or fake) growth.
 export ASAN_OPTIONS="quarantine_size_mb=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 start_daemon a --config "$T_TMP/c.yaml"

@@ -14,6 +14,7 @@ OCSF=$T_TMP/ocsf.jsonl
 MIN=$T_TMP/min.jsonl
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<YAML
+gateway: {enabled: false}
 journal:
   heartbeat_interval: 100ms
   checkpoint_interval: 50ms

@@ -30,6 +30,7 @@ check "the receiver listens in the lab namespace" \
 
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<YAML
+gateway: {enabled: false}
 journal:
   heartbeat_interval: 100ms
   checkpoint_interval: 50ms

@@ -47,6 +47,7 @@ check "rsyslog starts in the lab namespace" start_rsyslog
 
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<YAML
+gateway: {enabled: false}
 journal:
   heartbeat_interval: 100ms
   checkpoint_interval: 50ms

@@ -71,6 +71,7 @@ check "rsyslog (gtls, client certificates by name) starts in the lab namespace" 
 
 CONF=$T_TMP/conf.yaml
 cat >"$CONF" <<YAML
+gateway: {enabled: false}
 journal:
   heartbeat_interval: 100ms
   checkpoint_interval: 50ms

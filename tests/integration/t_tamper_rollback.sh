@@ -18,7 +18,8 @@ W=$T_TMP/witness
 mkdir -p "$W"
 mount -t tmpfs -o size=16m,mode=0700 sgwitness-$$ "$W" || { fail "mount the witness"; finish; }
 cleanup "umount '$W'"
-write_config "$T_TMP/c.yaml" "journal:
+write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
+journal:
   witness_dir: $W
   checkpoint_interval: 200ms"
 

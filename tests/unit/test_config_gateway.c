@@ -24,7 +24,10 @@ static void test_defaults(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	assert_false(c->gateway.enabled);   /* opt-in until policies land */
+	/* Issue 18.6: on by default (it only touches session traffic), enforcing. */
+	assert_true(c->gateway.enabled);
+	assert_true(c->gateway.enforce);
+	assert_null(c->gateway.netns);
 	assert_int_equal(c->gateway.mode, SG_GW_MODE_BOTH);
 	assert_int_equal(c->gateway.flow_interim_ms, 60000);
 	assert_int_equal(c->gateway.dns_timeout_ms, 5000);
@@ -50,6 +53,26 @@ static void test_values(void **state)
 	config_free(c);
 }
 
+/* A file that leaves the gateway out, or its section empty, has it on; false turns it off. */
+static void test_enabled(void **state)
+{
+	struct sg_config *c;
+
+	(void)state;
+	c = load("log_level: info\n");
+	assert_non_null(c);
+	assert_true(c->gateway.enabled);
+	config_free(c);
+	c = load("gateway:\n  queues: 1\n");
+	assert_non_null(c);
+	assert_true(c->gateway.enabled);
+	config_free(c);
+	c = load("gateway: {enabled: false}\n");
+	assert_non_null(c);
+	assert_false(c->gateway.enabled);
+	config_free(c);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -65,6 +88,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_enabled),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
