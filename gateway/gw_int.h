@@ -39,6 +39,8 @@ struct gw_stats {
 	atomic_uint_fast64_t late_connects;   /* net.connect written at the flow's end */
 	atomic_uint_fast64_t blocked_summarised;   /* blocked attempts folded into summaries */
 	atomic_uint_fast64_t flows_closed;    /* final net.flow at a TCP close (FIN/RST) */
+	atomic_uint_fast64_t flood_limits;    /* sessions given a flood limit (flood.c) */
+	atomic_uint_fast64_t flood_rejected;  /* attempts the kernel's flood limit rejected */
 };
 
 /* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
@@ -113,6 +115,7 @@ struct gateway {
 	struct gw_stats st;
 	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
 	struct gw_synth *synth;       /* answers synthesised lately (dnssynth.c), under lock */
+	struct gw_flood *flood;       /* kernel flood limits (flood.c); its lock guards nft */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -265,6 +268,25 @@ void gw_blocked_again(struct gateway *g, const struct flow *f, const struct gw_p
 void gw_blocksum_flush(struct gateway *g, bool force);
 /* Writes session mark_id's summaries now and forgets its budget (at unbind). */
 void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
+
+/* ---- the flood limit in the kernel (gateway/flood.c) ---- */
+struct gw_flood;
+/* rate: packets/second a limited session may send to the queue (0: never limit). */
+int gw_flood_new(uint32_t rate, struct gw_flood **out);
+void gw_flood_free(struct gw_flood *fl);
+/* Session id (sid) is past its blocked budget: limit it in the kernel (once), or note
+ * that it still is. With or without g->lock held. */
+void gw_flood_engage(struct gateway *g, uint32_t id, const char *sid);
+/* Every summary interval: what the kernel rejected since, as events on l; ends the
+ * limit of a session quiet for the interval. */
+void gw_flood_tick(struct gateway *g, struct gw_evlist *l);
+/* Session id goes: its last count onto l, its limit removed. */
+void gw_flood_forget(struct gateway *g, uint32_t id, struct gw_evlist *l);
+/* After the table was put back: every limit again (counters from 0). 0 or -errno. */
+int gw_flood_restore(struct gateway *g, size_t *restored);
+/* g->nft is shared with kbind.c: its calls are made between these. */
+void gw_flood_lock_nft(struct gateway *g);
+void gw_flood_unlock_nft(struct gateway *g);
 
 /* ---- the gateway's own DNS answers (gateway/dnssynth.c), under g->lock ---- */
 struct gw_synth;

@@ -148,7 +148,9 @@ void gw_kbind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
 				push(g, v, &n, nft_mark_make(nft_mark_id(mark)), a, ports[k],
 				     ttl_ms[i], now);
 	}
+	gw_flood_lock_nft(g);
 	ret = n ? nft_bound_add(g->nft, v, n) : 0;
+	gw_flood_unlock_nft(g);
 	if (ret == 0)
 		recent_note(g, v, n, now);
 	free(v);
@@ -172,7 +174,9 @@ void gw_kbind_flush(struct gateway *g, uint32_t mark_id)
 	for (size_t i = 0; g->krecent && i < KBIND_RECENT; i++)
 		if (!mark_id || g->krecent->e[i].mark == nft_mark_make(mark_id))
 			memset(&g->krecent->e[i], 0, sizeof(g->krecent->e[i]));
+	gw_flood_lock_nft(g);
 	ret = nft_bound_flush(g->nft, mark_id ? nft_mark_make(mark_id) : 0);
+	gw_flood_unlock_nft(g);
 	if (ret && ret != -ENOENT) {
 		atomic_fetch_add_explicit(&g->st.kbind_errors, 1, memory_order_relaxed);
 		log_errno(ret, "gateway: kernel bindings of mark %u not removed", mark_id);
@@ -219,12 +223,16 @@ int gateway_kbind_restore(struct gateway *g, size_t *restored)
 	pthread_mutex_lock(&g->lock);
 	while (g->nft && g->krecent && from < KBIND_RECENT && ret == 0) {
 		n = recent_live(g, v, from, &from, now);
+		gw_flood_lock_nft(g);
 		ret = n ? nft_bound_add(g->nft, v, n) : 0;
+		gw_flood_unlock_nft(g);
 		if (ret == 0)
 			*restored += n;
 	}
 	pthread_mutex_unlock(&g->lock);
 	free(v);
+	if (ret == 0)   /* the flood limits went with the table too */
+		ret = gw_flood_restore(g, restored);
 	return ret;
 }
 

@@ -41,6 +41,8 @@ static const struct counter_def counters[] = {
 	C(late_connects, "Flows that ended before a decision: net.connect written at the end"),
 	C(blocked_summarised, "Blocked attempts past the session's budget, counted in net.blocked_summary"),
 	C(flows_closed, "TCP flows recorded at their close (FIN/RST), before conntrack forgot them"),
+	C(flood_limits, "Sessions given a flood limit in the kernel (past their blocked budget)"),
+	C(flood_rejected, "Attempts the kernel's flood limit rejected, counted in net.blocked_summary"),
 };
 #undef C
 

@@ -209,6 +209,18 @@ struct nft_rate_drops {
  */
 int nft_rate_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n);
 /*
+ * The flood limit of one session (nft_flood.c, docs/nft-ruleset.md "Flood limit"):
+ * its DNS queries and the packets of its undecided flows pass to the queue only within
+ * pkts_per_s (a bucket one second deep); the rest is rejected in the kernel and counted
+ * in counter floodc_ID. nft_flood_add: 0, -EEXIST (already limited), -EINVAL or -errno.
+ * nft_flood_del: 0, -ENOENT (not limited) or -errno.
+ */
+int nft_flood_add(struct nft_handle *h, uint32_t mark, uint32_t pkts_per_s);
+int nft_flood_del(struct nft_handle *h, uint32_t mark);
+/* Every limited session's counter (pkts: packets rejected so far), in one dump, as
+ * nft_rate_drops_all. 0 or -errno. */
+int nft_flood_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n);
+/*
  * Parses a rate: a positive number and a unit, optionally followed by "/s": bit, kbit,
  * mbit, gbit (powers of 1000 bits) or bytes, kbytes, mbytes, gbytes (powers of 1024
  * bytes, as nft writes them): "1mbit" = 125000, "100kbytes" = 102400 bytes/second.

@@ -320,6 +320,7 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 
 	rule_nd(b);
 	nft_rate_rule(b);   /* --net-rate: before anything can accept or queue */
+	nft_flood_rule_dns(b);   /* a flooding session's queries: before they are queued */
 	rule_dns(b, o, impl, IPPROTO_UDP, 2);
 	rule_dns(b, o, impl, IPPROTO_TCP, 2);
 	rule_dns(b, o, impl, IPPROTO_UDP, 0);
@@ -340,6 +341,7 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 	rule_empty_segment(b, false, 8);
 	rule_empty_segment(b, true, 5);
 	rule_empty_segment(b, true, 8);
+	nft_flood_rule_new(b);   /* a flooding session's undecided packets */
 	/* counter queue: undecided, original direction. */
 	nft_rb_init(&rb, NFT_CH_SESSION);
 	nft_rb_counter(&rb);
@@ -415,6 +417,7 @@ void nft_rules_build(struct nft_batch *b, const struct nft_options *o, enum nft_
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		emit_set(b, &sets[i], (uint32_t)i + 1);
 	nft_rate_maps(b);
+	nft_flood_maps(b);
 	/* Regular chains first: base chains' rules jump to them. */
 	emit_chain(b, NFT_CH_DENY, -1, 0);
 	emit_chain(b, NFT_CH_SESSION, -1, 0);
