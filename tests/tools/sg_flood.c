@@ -7,7 +7,8 @@
  *
  * tcp: non-blocking connect() then close(), one new flow (one SYN) per attempt.
  * udp: one DNS query (A bad.web.test) per attempt from one socket per process (answers
- * read and thrown away; a datagram the ruleset rejected, EPERM, counts). PROCS processes (default 2) share RATE attempts/s for SECS
+ * read and thrown away; a datagram the ruleset rejected, EPERM, counts; a socket whose
+ * send buffer is full, its datagrams waiting in the queue, is replaced by a new one). PROCS processes (default 2) share RATE attempts/s for SECS
  * seconds. Prints the attempts made (a datagram the socket buffer refused is not one).
  * Exit 0, or 2 on bad arguments.
  */
@@ -44,6 +45,7 @@ static int attempt_tcp(const struct sockaddr_in *a)
 	return ok;
 }
 
+/* 1: sent (or rejected by the ruleset: EPERM), 0: not sent, -1: the socket is full. */
 static int attempt_udp(int u, const struct sockaddr_in *a, uint16_t id)
 {
 	static const uint8_t q[] = "\x03" "bad" "\x03" "web" "\x04" "test" "\x00\x00\x01\x00\x01";
@@ -59,8 +61,10 @@ static int attempt_udp(int u, const struct sockaddr_in *a, uint16_t id)
 		;
 	/* EPERM: the datagram reached the ruleset and was rejected there (the flood limit):
 	 * an attempt. EAGAIN/ENOBUFS: it never left the socket: none. */
-	return sendto(u, m, sizeof(m), 0, (const struct sockaddr *)a, sizeof(*a)) ==
-		       (ssize_t)sizeof(m) || errno == EPERM;
+	if (sendto(u, m, sizeof(m), 0, (const struct sockaddr *)a, sizeof(*a)) ==
+	    (ssize_t)sizeof(m) || errno == EPERM)
+		return 1;
+	return errno == EAGAIN || errno == ENOBUFS ? -1 : 0;
 }
 
 static uint64_t flood(int tcp, const struct sockaddr_in *a, double rate, double secs)
@@ -78,8 +82,20 @@ static uint64_t flood(int tcp, const struct sockaddr_in *a, double rate, double 
 			nanosleep(&d, NULL);
 			continue;
 		}
-		for (int i = 0; i < 20; i++, tries++)
-			n += (uint64_t)(tcp ? attempt_tcp(a) : attempt_udp(u, a, (uint16_t)tries));
+		for (int i = 0; i < 20; i++, tries++) {
+			int r = tcp ? attempt_tcp(a) : attempt_udp(u, a, (uint16_t)tries);
+
+			if (r < 0) {
+				/* Its datagrams wait in the queue and hold its send buffer: go on
+				 * from a new socket, as a flooder would. */
+				close(u);
+				u = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+				if (u < 0)
+					return n;
+				continue;
+			}
+			n += (uint64_t)r;
+		}
 	}
 	if (u >= 0)
 		close(u);
