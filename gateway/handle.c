@@ -167,7 +167,9 @@ static bool judge(void *ctx, struct flow *f)
 			atomic_fetch_add_explicit(&c->g->st.blocked_flows, 1, memory_order_relaxed);
 		if (f->verdict == NFT_MARK_DENY || !strcmp(f->vstr, "would_block"))
 			gw_blocked(c->g, f->mark_id, f->sid, f->reason, c->l);
-		gw_evlist_push(c->l, gw_ev_connect(c->g, f, -1));
+		/* Blocked: under the session's budget like any blocked attempt (blocksum.c). */
+		if (!gw_summarised_connect(c->g, f))
+			gw_evlist_push(c->l, gw_ev_connect(c->g, f, -1));
 	}
 	return f->verdict == NFT_MARK_ALLOW;
 }
