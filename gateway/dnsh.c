@@ -77,10 +77,8 @@ static void entry_base(struct dnspend_entry *q, const struct gw_meta *m, const c
  * Binds the answer's addresses to the name asked, for the session: under g->lock and
  * before the answer's verdict, so the connection that follows finds them (no race).
  */
-static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
-			const struct policy *pol)
+static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d)
 {
-	uint64_t ttls[DNS_MAX_ADDRS];
 	char name[DNSBIND_NAME_MAX];
 	int64_t now = time_mono_ms(), ttl;
 
@@ -93,13 +91,9 @@ static void bind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *
 			ttl = (int64_t)g->cfg.dns_ttl_min_ms;
 		if (ttl > (int64_t)g->cfg.dns_ttl_max_ms)
 			ttl = (int64_t)g->cfg.dns_ttl_max_ms;
-		ttls[i] = (uint64_t)ttl;
 		(void)dnsbind_add(g->binds, nft_mark_id(mark), d->addrs[i].family,
 				  d->addrs[i].addr, name, now + ttl);
 	}
-	/* pol only for an answer to a query the policy allowed: into the kernel sets too. */
-	if (pol)
-		gw_kbind_answer(g, mark, d, name, pol, ttls);
 }
 
 /* What the policy says of query d; fills q's verdict fields. True: blocked now. */
@@ -228,8 +222,7 @@ static enum gw_dns_act on_query(struct gw_worker *w, const struct gw_meta *m,
 }
 
 static void on_answer(struct gateway *g, const struct gw_meta *m, const struct gw_pkt *p,
-		      bool tcp, const struct dns_msg *d, const char *sid,
-		      const struct policy *pol, struct gw_evlist *l)
+		      bool tcp, const struct dns_msg *d, const char *sid, struct gw_evlist *l)
 {
 	struct dnspend_key k;
 	struct dnspend_entry q;
@@ -253,17 +246,9 @@ static void on_answer(struct gateway *g, const struct gw_meta *m, const struct g
 		status = "unsolicited";
 		/* Enforcing, an answer without its query binds nothing (it may be forged). */
 		if (!g->cfg.enforce)
-			bind_answer(g, m->mark, d, NULL);
+			bind_answer(g, m->mark, d);
 	} else if (!q.verdict || strcmp(q.verdict, "blocked")) {
-		/*
-		 * No kernel elements while an installer under `unapproved: block` runs in the
-		 * session: its SYNs must reach the gateway, which refuses unapproved hosts
-		 * before anything leaves (gateway/pkgguard.c).
-		 */
-		bool kernel = g->cfg.enforce && q.verdict && !strcmp(q.verdict, "allowed") &&
-			      !gw_pkg_active(sid);
-
-		bind_answer(g, m->mark, d, kernel ? pol : NULL);
+		bind_answer(g, m->mark, d);
 	}
 	gw_evlist_push(l, gw_ev_dns(&q, d, tcp ? "tcp" : "udp", status, "no_policy",
 				    time_mono_ms()));
@@ -295,7 +280,7 @@ static enum gw_dns_act dns_message(struct gw_worker *w, const struct gw_meta *m,
 	else if (!d->qr)
 		return on_query(w, m, p, tcp, d, msg, len, f, sid, pol, l);
 	else
-		on_answer(w->g, m, p, tcp, d, sid, pol, l);
+		on_answer(w->g, m, p, tcp, d, sid, l);
 	return GW_DNS_PASS;
 }
 

@@ -237,7 +237,6 @@ void gateway_session_unbind(struct gateway *g, uint32_t mark_id)
 	(void)marktab_del(g->marks, mark_id);
 	pthread_mutex_lock(&g->lock);
 	dnsbind_forget(g->binds, mark_id);
-	gw_kbind_flush(g, mark_id);   /* the mark may be given to another session */
 	gw_blocks_forget(g->blocks, mark_id);
 	pthread_mutex_unlock(&g->lock);
 }

@@ -35,7 +35,6 @@ struct gw_stats {
 	atomic_uint_fast64_t lat_sum_us;
 	atomic_uint_fast64_t blocked_flows, would_block_flows, blocked_dns, dns_synth,
 		violations;
-	atomic_uint_fast64_t kbind_elements, kbind_errors;
 	atomic_uint_fast64_t late_connects;   /* net.connect written at the flow's end */
 	atomic_uint_fast64_t blocked_summarised;   /* blocked attempts folded into summaries */
 	atomic_uint_fast64_t flows_closed;    /* final net.flow at a TCP close (FIN/RST) */
@@ -110,8 +109,7 @@ struct gateway {
 	char viol[GW_VIOL_MAX][MARKTAB_ID_MAX + 1];   /* sessions to terminate */
 	unsigned n_viol;
 	int viol_fd;                  /* eventfd: a violation waits */
-	struct nft_handle *nft;       /* kernel bindings (gateway/kbind.c), under lock; NULL: off */
-	struct kbind_recent *krecent; /* elements installed lately and their expiry (kbind.c) */
+	struct nft_handle *nft;       /* nft socket (kbind.c), under the flood lock; NULL: off */
 	struct gw_stats st;
 	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
 	struct gw_synth *synth;       /* answers synthesised lately (dnssynth.c), under lock */
@@ -212,19 +210,11 @@ void gw_blocked(struct gateway *g, uint32_t mark_id, const char *sid, const char
 int gw_inject_dns(struct gw_worker *w, const struct gw_pkt *q, const uint8_t *ans,
 		  size_t alen);
 
-/* ---- kernel bindings (gateway/kbind.c); nft calls under g->lock ---- */
+/* ---- the gateway's nft socket (gateway/kbind.c); calls under the flood lock ---- */
 struct nft_handle;
 /* Opens g->nft in the gateway's namespace; on failure logs and leaves it NULL. */
 void gw_kbind_open(struct gateway *g);
 void gw_kbind_close(struct gateway *g);
-/*
- * Adds the kernel set elements of allowed answer d (asked for name, normalised) of
- * session mark under policy p; ttl_ms[i]: the clamped TTL of d->addrs[i]. Synchronous.
- */
-void gw_kbind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
-		     const char *name, const struct policy *p, const uint64_t *ttl_ms);
-/* Removes the elements of session mark_id (0: every session). */
-void gw_kbind_flush(struct gateway *g, uint32_t mark_id);
 
 /* ---- events (gateway/events.c) ---- */
 struct event;

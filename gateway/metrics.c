@@ -36,8 +36,6 @@ static const struct counter_def counters[] = {
 	C(blocked_dns, "DNS queries blocked by the policy"),
 	C(dns_synth, "Answers the gateway synthesised for blocked queries"),
 	C(violations, "Bursts of blocked attempts (policy.violation)"),
-	C(kbind_elements, "Bound-address elements added to the kernel sets"),
-	C(kbind_errors, "Kernel set updates that failed (those SYNs are queued instead)"),
 	C(late_connects, "Flows that ended before a decision: net.connect written at the end"),
 	C(blocked_summarised, "Blocked attempts past the session's budget, counted in net.blocked_summary"),
 	C(flows_closed, "TCP flows recorded at their close (FIN/RST), before conntrack forgot them"),

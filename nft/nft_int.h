@@ -25,10 +25,6 @@ struct nftnl_set_elem;
 #define NFT_CH_DENY        "deny"
 #define NFT_SET_CGROUP     "cgroup_sessions"
 #define NFT_SET_IFACE      "iface_sessions"
-#define NFT_SET_ALLOW4     "allow4"
-#define NFT_SET_ALLOW6     "allow6"
-#define NFT_SET_ANY4       "bound4any"
-#define NFT_SET_ANY6       "bound6any"
 #define NFT_SET_RATES      "rate_limits"   /* mark : limit (nft_ratelimit.c) */
 #define NFT_SET_DROPS      "rate_drops"    /* mark : counter */
 #define NFT_SET_FLOOD      "flood_limits"  /* mark : limit (nft_flood.c) */
