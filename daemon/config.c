@@ -428,6 +428,7 @@ static const struct cfg_key gateway_keys[] = {
 	UINT_KEY(GC, blocked_budget, 0, 1000000),
 	{ "blocked_summary_interval", CK_DURATION, F(GC, blocked_summary_ms), 0, 100, 3600 * MS_S,
 	  NULL, NULL },
+	UINT_KEY(GC, flood_rate, 0, 1000000),
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef GC
@@ -542,6 +543,7 @@ struct sg_config *config_default(void)
 		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
 		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
 		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
+		.flood_rate = 100,
 	};
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);

@@ -126,6 +126,7 @@ struct sg_gateway_config {
 	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
 	unsigned blocked_budget;      /* blocked attempts/s a session logs one by one; 0: all */
 	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
+	unsigned flood_rate;          /* packets/s to the queue of a session past its budget; 0 off */
 };
 
 enum sg_exec_source { SG_EXEC_PROC_CONNECTOR, SG_EXEC_AUDIT };

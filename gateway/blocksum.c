@@ -187,8 +187,10 @@ static bool summarise(struct gateway *g, uint32_t id, const char *sid, const str
 		folded = true;
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (folded)
+	if (folded) {
 		atomic_fetch_add_explicit(&g->st.blocked_summarised, 1, memory_order_relaxed);
+		gw_flood_engage(g, id, sid);   /* past the budget: limited in the kernel */
+	}
 	return folded;
 }
 
@@ -320,17 +322,21 @@ void gw_blocksum_flush(struct gateway *g, bool force)
 	struct gw_blocksum *s = g->bsum;
 	struct gw_evlist l = { 0 };
 	int64_t now = time_mono_ms();
+	bool due;
 
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
-	if (force || now >= s->next_flush_ms) {
+	due = force || now >= s->next_flush_ms;
+	if (due) {
 		s->next_flush_ms = now + (int64_t)s->interval_ms;
 		for (size_t i = 0; i < BS_BUCKETS; i++)
 			for (struct bs_sess *n = s->b[i]; n; n = n->next)
 				take_entries(s, n, &l);
 	}
 	pthread_mutex_unlock(&s->lock);
+	if (due)
+		gw_flood_tick(g, &l);   /* and what the kernel rejected meanwhile */
 	gw_evlist_flush(g, &l);
 }
 

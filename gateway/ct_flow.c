@@ -176,9 +176,8 @@ static bool started_here(const struct gateway *g, const struct nf_conntrack *ct)
 }
 
 /*
- * A flow that never reached a worker: its SYN went through the kernel's bound-address
- * sets (gateway/kbind.c) and nothing of it was queued after (refused by the peer, or
- * given up before its first bytes). Rebuilt from conntrack in tmp, which then stands for
+ * A flow that never reached a worker (its SYN not queued or not decided: rejected in the
+ * kernel, lost from a full queue, or given up before its first bytes). Rebuilt from conntrack in tmp, which then stands for
  * it. Only an undecided TCP flow that began after this gateway (an older entry was an
  * earlier daemon's to record) of a session still known.
  */

@@ -78,14 +78,12 @@ static void entry_base(struct dnspend_entry *q, const struct dctx *c)
 /*
  * Binds the answer's addresses to the name asked, for the session: under the caller's
  * lock and before the answer's verdict, so the connection that follows finds them (no
- * race). kernel: an answer to a query the policy allowed, into the kernel sets too.
+ * race).
  */
-static void bind_answer(const struct dctx *c, const struct dns_msg *d, bool kernel)
+static void bind_answer(const struct dctx *c, const struct dns_msg *d)
 {
-	uint64_t ttls[DNS_MAX_ADDRS];
 	char name[DNSBIND_NAME_MAX];
 	int64_t now = c->in->now_ms, ttl;
-	struct gw_record r = { .kind = GW_REC_BIND, .ans = d, .name = name, .ttl_ms = ttls };
 
 	if (d->rcode != DNS_RCODE_NOERROR || d->n_addrs == 0 ||
 	    dns_name_normalize(d->qname, name, sizeof(name)) != 0)
@@ -96,12 +94,9 @@ static void bind_answer(const struct dctx *c, const struct dns_msg *d, bool kern
 			ttl = (int64_t)c->v->ttl_min_ms;
 		if (ttl > (int64_t)c->v->ttl_max_ms)
 			ttl = (int64_t)c->v->ttl_max_ms;
-		ttls[i] = (uint64_t)ttl;
 		(void)dnsbind_add(c->v->binds, nft_mark_id(c->in->mark), d->addrs[i].family,
 				  d->addrs[i].addr, name, now + ttl);
 	}
-	if (kernel)
-		put(c, &r);
 }
 
 /* What the policy says of query d; fills q's verdict fields. True: blocked now. */
@@ -240,11 +235,9 @@ static void on_answer(const struct dctx *c, const struct dns_msg *d)
 		status = "unsolicited";
 		/* Enforcing, an answer without its query binds nothing (it may be forged). */
 		if (!c->v->enforce)
-			bind_answer(c, d, false);
+			bind_answer(c, d);
 	} else if (!q.verdict || strcmp(q.verdict, "blocked")) {
-		/* Only an answer the policy allowed goes into the kernel sets (the caller
-		 * keeps it out while an installer under `unapproved: block` runs). */
-		bind_answer(c, d, c->v->enforce && q.verdict && !strcmp(q.verdict, "allowed"));
+		bind_answer(c, d);
 	}
 	put_dns(c, &q, d, NULL, status, "no_policy");
 }

@@ -61,6 +61,8 @@ static int make_tables(struct gateway *g)
 		ret = gw_synth_new(&g->synth);
 	if (ret == 0)
 		ret = gw_blocksum_new(g->cfg.blocked_budget, g->cfg.blocked_summary_ms, &g->bsum);
+	if (ret == 0 && g->cfg.blocked_budget)   /* no budget: nothing is past it */
+		ret = gw_flood_new(g->cfg.flood_rate, &g->flood);
 	return ret;
 }
 
@@ -199,6 +201,7 @@ void gateway_free(struct gateway *g)
 	gw_blocksum_free(g->bsum);
 	gw_synth_free(g->synth);
 	gw_kbind_close(g);
+	gw_flood_free(g->flood);
 	flowtab_free(g->flows);
 	dnsbind_free(g->binds);
 	dnspend_free(g->pend);
@@ -228,11 +231,14 @@ int gateway_session_since(struct gateway *g, uint32_t mark_id, int64_t created_u
 
 void gateway_session_unbind(struct gateway *g, uint32_t mark_id)
 {
+	struct gw_evlist l = { 0 };
+
 	gw_blocksum_forget(g, mark_id);
+	gw_flood_forget(g, mark_id, &l);
+	gw_evlist_flush(g, &l);
 	(void)marktab_del(g->marks, mark_id);
 	pthread_mutex_lock(&g->lock);
 	dnsbind_forget(g->binds, mark_id);
-	gw_kbind_flush(g, mark_id);   /* the mark may be given to another session */
 	gw_blocks_forget(g->blocks, mark_id);
 	pthread_mutex_unlock(&g->lock);
 }

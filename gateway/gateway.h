@@ -38,6 +38,8 @@ struct gw_config {
 	uint64_t ct_event_buffer;     /* destroy-event socket buffer, bytes; 0: 16 MiB */
 	unsigned blocked_budget;      /* blocked attempts/s per session on their own lines; 0 all */
 	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; 0: 5 s */
+	unsigned flood_rate;          /* packets/s of a session past its budget to the queue;
+	                               * the rest rejected in the kernel; 0: no limit */
 };
 
 struct gateway;

@@ -35,10 +35,11 @@ struct gw_stats {
 	atomic_uint_fast64_t lat_sum_us;
 	atomic_uint_fast64_t blocked_flows, would_block_flows, blocked_dns, dns_synth,
 		violations;
-	atomic_uint_fast64_t kbind_elements, kbind_errors;
 	atomic_uint_fast64_t late_connects;   /* net.connect written at the flow's end */
 	atomic_uint_fast64_t blocked_summarised;   /* blocked attempts folded into summaries */
 	atomic_uint_fast64_t flows_closed;    /* final net.flow at a TCP close (FIN/RST) */
+	atomic_uint_fast64_t flood_limits;    /* sessions given a flood limit (flood.c) */
+	atomic_uint_fast64_t flood_rejected;  /* attempts the kernel's flood limit rejected */
 };
 
 /* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
@@ -108,13 +109,13 @@ struct gateway {
 	char viol[GW_VIOL_MAX][MARKTAB_ID_MAX + 1];   /* sessions to terminate */
 	unsigned n_viol;
 	int viol_fd;                  /* eventfd: a violation waits */
-	struct nft_handle *nft;       /* kernel bindings (gateway/kbind.c), under lock; NULL: off */
-	struct kbind_recent *krecent; /* elements installed lately and their expiry (kbind.c) */
+	struct nft_handle *nft;       /* nft socket (kbind.c), under the flood lock; NULL: off */
 	struct gw_stats st;
 	struct gw_blocksum *bsum;     /* blocked attempts past the budget (blocksum.c) */
 	struct gw_synth *synth;       /* answers synthesised lately (dnssynth.c), under lock */
 	pthread_rwlock_t pkg_lock;    /* pkg: read by the packet threads (pkgguard.c) */
 	struct gw_pkg_guard pkg;      /* the package tracker's hooks; zeroed: none */
+	struct gw_flood *flood;       /* kernel flood limits (flood.c); its lock guards nft */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -196,19 +197,11 @@ void gw_blocked(struct gateway *g, uint32_t mark_id, const char *sid, const char
 int gw_inject_dns(struct gw_worker *w, const struct gw_pkt *q, const uint8_t *ans,
 		  size_t alen);
 
-/* ---- kernel bindings (gateway/kbind.c); nft calls under g->lock ---- */
+/* ---- the gateway's nft socket (gateway/kbind.c); calls under the flood lock ---- */
 struct nft_handle;
 /* Opens g->nft in the gateway's namespace; on failure logs and leaves it NULL. */
 void gw_kbind_open(struct gateway *g);
 void gw_kbind_close(struct gateway *g);
-/*
- * Adds the kernel set elements of allowed answer d (asked for name, normalised) of
- * session mark under policy p; ttl_ms[i]: the clamped TTL of d->addrs[i]. Synchronous.
- */
-void gw_kbind_answer(struct gateway *g, uint32_t mark, const struct dns_msg *d,
-		     const char *name, const struct policy *p, const uint64_t *ttl_ms);
-/* Removes the elements of session mark_id (0: every session). */
-void gw_kbind_flush(struct gateway *g, uint32_t mark_id);
 
 /* ---- events (gateway/events.c) ---- */
 struct event;
@@ -253,6 +246,25 @@ void gw_blocked_again(struct gateway *g, const struct flow *f, const struct gw_p
 void gw_blocksum_flush(struct gateway *g, bool force);
 /* Writes session mark_id's summaries now and forgets its budget (at unbind). */
 void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
+
+/* ---- the flood limit in the kernel (gateway/flood.c) ---- */
+struct gw_flood;
+/* rate: packets/second a limited session may send to the queue (0: never limit). */
+int gw_flood_new(uint32_t rate, struct gw_flood **out);
+void gw_flood_free(struct gw_flood *fl);
+/* Session id (sid) is past its blocked budget: limit it in the kernel (once), or note
+ * that it still is. With or without g->lock held. */
+void gw_flood_engage(struct gateway *g, uint32_t id, const char *sid);
+/* Every summary interval: what the kernel rejected since, as events on l; ends the
+ * limit of a session quiet for the interval. */
+void gw_flood_tick(struct gateway *g, struct gw_evlist *l);
+/* Session id goes: its last count onto l, its limit removed. */
+void gw_flood_forget(struct gateway *g, uint32_t id, struct gw_evlist *l);
+/* After the table was put back: every limit again (counters from 0). 0 or -errno. */
+int gw_flood_restore(struct gateway *g, size_t *restored);
+/* g->nft is shared with kbind.c: its calls are made between these. */
+void gw_flood_lock_nft(struct gateway *g);
+void gw_flood_unlock_nft(struct gateway *g);
 
 /* ---- the gateway's own DNS answers (gateway/dnssynth.c), under g->lock ---- */
 struct gw_synth;

@@ -75,9 +75,6 @@ void gateway_set_policies(struct gateway *g, struct policy_set *set,
 	old = g->pset;
 	g->pset = set;
 	set_resolvers(g, res, n_res);
-	/* The new policy may allow fewer names or ports: its flows' SYNs go to the worker
-	 * until answers bind them again. */
-	gw_kbind_flush(g, 0);
 	pthread_mutex_unlock(&g->lock);
 	/* Every reader of the old set held g->lock: none is left. */
 	policy_set_unref(old);

@@ -141,7 +141,10 @@ static void on_record(void *ctx, const struct gw_record *r)
 
 	switch (r->kind) {
 	case GW_REC_CONNECT:
-		gw_evlist_push(s->l, gw_ev_connect(g, r->flow, -1));
+		/* A re-record (keep-alive): when blocked, under the session's budget like
+		 * any blocked attempt (blocksum.c). */
+		if (!gw_summarised_connect(g, r->flow))
+			gw_evlist_push(s->l, gw_ev_connect(g, r->flow, -1));
 		break;
 	case GW_REC_DNS:
 		dns_record(s, r);
@@ -151,14 +154,6 @@ static void on_record(void *ctx, const struct gw_record *r)
 		break;
 	case GW_REC_AGAIN:
 		gw_blocked_again(g, r->flow, r->pkt);
-		break;
-	case GW_REC_BIND:
-		/* No kernel elements while an installer under `unapproved: block` runs in the
-		 * session: its SYNs must reach the gateway, which refuses unapproved hosts
-		 * before anything leaves (gateway/pkgguard.c). */
-		if (!gw_pkg_active(g, s->sid))
-			gw_kbind_answer(g, s->mark, r->ans, r->name, s->pol,
-					r->ttl_ms);
 		break;
 	}
 }

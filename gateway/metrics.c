@@ -36,11 +36,11 @@ static const struct counter_def counters[] = {
 	C(blocked_dns, "DNS queries blocked by the policy"),
 	C(dns_synth, "Answers the gateway synthesised for blocked queries"),
 	C(violations, "Bursts of blocked attempts (policy.violation)"),
-	C(kbind_elements, "Bound-address elements added to the kernel sets"),
-	C(kbind_errors, "Kernel set updates that failed (those SYNs are queued instead)"),
 	C(late_connects, "Flows that ended before a decision: net.connect written at the end"),
 	C(blocked_summarised, "Blocked attempts past the session's budget, counted in net.blocked_summary"),
 	C(flows_closed, "TCP flows recorded at their close (FIN/RST), before conntrack forgot them"),
+	C(flood_limits, "Sessions given a flood limit in the kernel (past their blocked budget)"),
+	C(flood_rejected, "Attempts the kernel's flood limit rejected, counted in net.blocked_summary"),
 };
 #undef C
 

@@ -73,10 +73,10 @@ void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k)
 
 /*
  * The first packet of a flow is always queued in its original direction (replies of
- * undecided flows are not queued, except DNS, whose query came first). It is the SYN,
- * or, for a flow to an address bound in the kernel sets (gateway/kbind.c), whose SYN
- * the kernel accepted, the handshake's ACK or the first data: the flow starts there,
- * its stream at its first data segment.
+ * undecided flows are not queued, except DNS, whose query came first). It is the SYN
+ * (every SYN is queued), or, for a flow the gateway did not see begin (one older than
+ * this daemon), a later segment: the flow starts there, its stream at its first data
+ * segment.
  */
 struct flow *gw_flow_lookup(struct flowtab *t, const struct gw_pkt *p, bool *reply,
 			    bool *fresh)

@@ -64,7 +64,6 @@ enum gw_rec_kind {
 	GW_REC_DNS,       /* a net.dns */
 	GW_REC_BLOCKED,   /* a blocked (or would-block) attempt of the session: count it */
 	GW_REC_AGAIN,     /* another attempt on a flow already blocked (a new SYN) */
-	GW_REC_BIND,      /* an allowed answer's addresses: into the kernel sets */
 };
 
 /* One record; pointers are valid during the hook's call only. */
@@ -83,9 +82,6 @@ struct gw_record {
 	bool tcp;
 	const char *status;           /* answered, unsolicited, blocked, malformed, ... */
 	int64_t now_ms;
-	/* BIND: the answer (ans), the name asked, each address's clamped TTL */
-	const char *name;
-	const uint64_t *ttl_ms;
 };
 
 /* The caller's side: where records go and how an answer is sent. */

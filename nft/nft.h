@@ -167,32 +167,6 @@ int nft_session_add(struct nft_handle *h, const struct nft_session *s);
 int nft_session_del(struct nft_handle *h, const struct nft_session *s);
 
 /*
- * An address a DNS answer bound to a session, for the kernel: while the element lives,
- * a new TCP flow of that session to addr (and port, or any port but 853 when port is 0)
- * has its SYN accepted in the kernel; its first bytes are still queued (SNI/Host).
- */
-struct nft_bound {
-	uint32_t mark;            /* nft_mark_make(id) */
-	int family;               /* AF_INET, AF_INET6 */
-	uint8_t addr[16];         /* 4 or 16 bytes, network order */
-	uint16_t port;            /* host order; 0: every port (sets bound4any/bound6any) */
-	uint64_t timeout_ms;      /* the answer's clamped TTL; > 0 */
-};
-#define NFT_BOUND_MAX 512      /* elements in one nft_bound_add */
-
-/*
- * Adds the n elements in one batch and waits for the kernel's ACK, so they are in
- * force when it returns 0. An element already there gets the new timeout. -EINVAL
- * (bad element), -E2BIG (n > NFT_BOUND_MAX), or -errno (-ENOENT: no table installed).
- */
-int nft_bound_add(struct nft_handle *h, const struct nft_bound *e, size_t n);
-/*
- * Removes every bound element of session mark (mark 0: of every session) in one batch
- * (the sets are listed first). 0 or -errno.
- */
-int nft_bound_flush(struct nft_handle *h, uint32_t mark);
-
-/*
  * The drops of s's rate limit so far (its counter object drops_ID), read from the
  * kernel. Returns 0, -ENOENT when the session has no rate limit installed, or -errno.
  */
@@ -208,6 +182,18 @@ struct nft_rate_drops {
  * Returns 0 or -errno.
  */
 int nft_rate_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n);
+/*
+ * The flood limit of one session (nft_flood.c, docs/nft-ruleset.md "Flood limit"):
+ * its DNS queries and the packets of its undecided flows pass to the queue only within
+ * pkts_per_s (a bucket one second deep); the rest is rejected in the kernel and counted
+ * in counter floodc_ID. nft_flood_add: 0, -EEXIST (already limited), -EINVAL or -errno.
+ * nft_flood_del: 0, -ENOENT (not limited) or -errno.
+ */
+int nft_flood_add(struct nft_handle *h, uint32_t mark, uint32_t pkts_per_s);
+int nft_flood_del(struct nft_handle *h, uint32_t mark);
+/* Every limited session's counter (pkts: packets rejected so far), in one dump, as
+ * nft_rate_drops_all. 0 or -errno. */
+int nft_flood_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n);
 /*
  * Parses a rate: a positive number and a unit, optionally followed by "/s": bit, kbit,
  * mbit, gbit (powers of 1000 bits) or bytes, kbytes, mbytes, gbytes (powers of 1024

@@ -1,5 +1,5 @@
 /* Session map elements (cgroup id → mark, interface name → mark), and the set and element
- * constructors that nft_bound.c shares. */
+ * constructors that nft_flood.c shares. */
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>

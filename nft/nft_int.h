@@ -25,12 +25,10 @@ struct nftnl_set_elem;
 #define NFT_CH_DENY        "deny"
 #define NFT_SET_CGROUP     "cgroup_sessions"
 #define NFT_SET_IFACE      "iface_sessions"
-#define NFT_SET_ALLOW4     "allow4"
-#define NFT_SET_ALLOW6     "allow6"
-#define NFT_SET_ANY4       "bound4any"
-#define NFT_SET_ANY6       "bound6any"
 #define NFT_SET_RATES      "rate_limits"   /* mark : limit (nft_ratelimit.c) */
 #define NFT_SET_DROPS      "rate_drops"    /* mark : counter */
+#define NFT_SET_FLOOD      "flood_limits"  /* mark : limit (nft_flood.c) */
+#define NFT_SET_FLOODC     "flood_drops"   /* mark : counter */
 #define NFT_PRIO_STEER     (-150)   /* mangle: after conntrack (-200), ct exists */
 #define NFT_PRIO_VERDICT   (-140)   /* a queue verdict's ACCEPT resumes here */
 #define NFT_IFNAMES_MAX    64       /* per session: bounds one element message */
@@ -117,6 +115,18 @@ int nft_session_check(const struct nft_session *s);
 void nft_rate_maps(struct nft_batch *b);
 void nft_rate_rule(struct nft_batch *b);
 void nft_rate_elems(struct nft_batch *b, const struct nft_session *s, uint16_t type);
+/* A map name : objtype (mark keys) with batch-local set id. */
+void nft_objmap_emit(struct nft_batch *b, const char *name, uint32_t objtype, uint32_t id);
+/* meta mark & 0xff0fffff, then the object map set holds for it (objref). */
+void nft_rb_objref_map(struct nft_rb *rb, const char *set);
+/* Every counter object named prefix + session id, in one dump (*out malloc'ed). */
+int nft_counters_dump(struct nft_handle *h, const char *prefix, struct nft_rate_drops **out,
+		      size_t *n);
+
+/* nft_flood.c: the flood limit's maps and rules (chain session). */
+void nft_flood_maps(struct nft_batch *b);
+void nft_flood_rule_dns(struct nft_batch *b);
+void nft_flood_rule_new(struct nft_batch *b);
 
 /* Flags of the NFQUEUE target/expression for o (bypass, fanout). */
 uint16_t nft_queue_flags(const struct nft_options *o);

@@ -38,7 +38,7 @@ static void obj_name(char *buf, size_t len, const char *prefix, uint32_t mark)
 	snprintf(buf, len, "%s%u", prefix, (unsigned)nft_mark_id(mark));
 }
 
-static void emit_map(struct nft_batch *b, const char *name, uint32_t objtype, uint32_t id)
+void nft_objmap_emit(struct nft_batch *b, const char *name, uint32_t objtype, uint32_t id)
 {
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(32);
@@ -76,12 +76,12 @@ out:
 
 void nft_rate_maps(struct nft_batch *b)
 {
-	emit_map(b, NFT_SET_RATES, NFT_OBJECT_LIMIT, SET_ID_RATES);
-	emit_map(b, NFT_SET_DROPS, NFT_OBJECT_COUNTER, SET_ID_DROPS);
+	nft_objmap_emit(b, NFT_SET_RATES, NFT_OBJECT_LIMIT, SET_ID_RATES);
+	nft_objmap_emit(b, NFT_SET_DROPS, NFT_OBJECT_COUNTER, SET_ID_DROPS);
 }
 
 /* meta mark & 0xff0fffff  then the object the map holds for it. */
-static void rb_objref_map(struct nft_rb *rb, const char *set)
+void nft_rb_objref_map(struct nft_rb *rb, const char *set)
 {
 	struct nftnl_expr *e;
 
@@ -110,8 +110,8 @@ void nft_rate_rule(struct nft_batch *b)
 	struct nft_rb rb;
 
 	nft_rb_init(&rb, NFT_CH_SESSION);
-	rb_objref_map(&rb, NFT_SET_RATES);
-	rb_objref_map(&rb, NFT_SET_DROPS);
+	nft_rb_objref_map(&rb, NFT_SET_RATES);
+	nft_rb_objref_map(&rb, NFT_SET_DROPS);
 	nft_rb_verdict(&rb, NF_DROP, NULL);
 	nft_rb_emit(&rb, b);
 }
@@ -206,6 +206,7 @@ struct get_ctx {
 	uint64_t pkts, bytes;
 	bool found;
 	bool dump;
+	const char *prefix;            /* dump: the counters whose name is prefix + ID */
 	struct nft_rate_drops *v;
 	size_t n, cap;
 	int err;
@@ -214,12 +215,13 @@ struct get_ctx {
 static void keep_drops(struct get_ctx *c, struct nftnl_obj *o)
 {
 	const char *name = nftnl_obj_get_str(o, NFTNL_OBJ_NAME);
+	size_t plen = strlen(c->prefix);
 	unsigned long id;
 	char *end;
 
-	if (name == NULL || strncmp(name, "drops_", 6) != 0)
+	if (name == NULL || strncmp(name, c->prefix, plen) != 0)
 		return;
-	id = strtoul(name + 6, &end, 10);
+	id = strtoul(name + plen, &end, 10);
 	if (*end || id == 0 || id > NFT_SESSION_ID_MAX)
 		return;
 	if (c->n == c->cap) {
@@ -306,8 +308,14 @@ static int get_recv(struct nft_handle *h, uint32_t seq, struct get_ctx *c)
 
 int nft_rate_drops_all(struct nft_handle *h, struct nft_rate_drops **out, size_t *n)
 {
+	return nft_counters_dump(h, "drops_", out, n);
+}
+
+int nft_counters_dump(struct nft_handle *h, const char *prefix, struct nft_rate_drops **out,
+		      size_t *n)
+{
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct get_ctx c = { .dump = true };
+	struct get_ctx c = { .dump = true, .prefix = prefix };
 	struct nftnl_obj *o = nftnl_obj_alloc();
 	struct nlmsghdr *nlh;
 	uint32_t seq = h->seq++;

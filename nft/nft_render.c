@@ -11,6 +11,8 @@
 #define RESTORE "ct mark & 0xff000000 == 0x53000000 meta mark set ct mark goto session"
 #define CLASSIFY_TAIL "ct mark set meta mark goto session"
 #define NOFLAGS "tcp flags & (fin | syn | rst) == 0"
+#define FLOOD "limit name meta mark & 0xff0fffff map @" NFT_SET_FLOOD \
+	" counter name meta mark & 0xff0fffff map @" NFT_SET_FLOODC " goto deny"
 
 /* "queue [flags F] to N[-M]": the native statement, also printed for compat. */
 static void put_queue(FILE *f, const struct nft_options *o)
@@ -59,20 +61,14 @@ static void put_sets(FILE *f)
 {
 	fputs("\tmap " NFT_SET_CGROUP " {\n\t\ttype cgroupsv2 : mark\n\t}\n\n"
 	      "\tmap " NFT_SET_IFACE " {\n\t\ttype ifname : mark\n\t}\n\n"
-	      "\t# addresses allowed DNS answers bound: session . address . port, with the TTL\n"
-	      "\tset " NFT_SET_ALLOW4 " {\n\t\ttype mark . ipv4_addr . inet_service\n"
-	      "\t\tflags timeout\n\t}\n\n"
-	      "\tset " NFT_SET_ALLOW6 " {\n\t\ttype mark . ipv6_addr . inet_service\n"
-	      "\t\tflags timeout\n\t}\n\n"
-	      "\t# the same for names allowed on every port: session . address\n"
-	      "\tset " NFT_SET_ANY4 " {\n\t\ttype mark . ipv4_addr\n"
-	      "\t\tflags timeout\n\t}\n\n"
-	      "\tset " NFT_SET_ANY6 " {\n\t\ttype mark . ipv6_addr\n"
-	      "\t\tflags timeout\n\t}\n\n"
 	      "\t# --net-rate: session mark -> limit rate_ID (over R bytes/second) and its\n"
 	      "\t# drop counter drops_ID, both added and removed with the session\n"
 	      "\tmap " NFT_SET_RATES " {\n\t\ttype mark : limit\n\t}\n\n"
-	      "\tmap " NFT_SET_DROPS " {\n\t\ttype mark : counter\n\t}\n\n", f);
+	      "\tmap " NFT_SET_DROPS " {\n\t\ttype mark : counter\n\t}\n\n"
+	      "\t# a session past its blocked budget: limit flood_ID (over R packets/second)\n"
+	      "\t# and counter floodc_ID, added and removed by the gateway\n"
+	      "\tmap " NFT_SET_FLOOD " {\n\t\ttype mark : limit\n\t}\n\n"
+	      "\tmap " NFT_SET_FLOODC " {\n\t\ttype mark : counter\n\t}\n\n", f);
 }
 
 static void put_deny_session(FILE *f, const struct nft_options *o)
@@ -87,7 +83,9 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	      "\t\tdrop\n\t}\n\n", f);
 	fputs("\tchain " NFT_CH_SESSION " {\n\t\ticmpv6 type 133-137 accept\n"
 	      "\t\tlimit name meta mark & 0xff0fffff map @" NFT_SET_RATES
-	      " counter name meta mark & 0xff0fffff map @" NFT_SET_DROPS " drop\n", f);
+	      " counter name meta mark & 0xff0fffff map @" NFT_SET_DROPS " drop\n"
+	      "\t\tct direction original meta l4proto udp th dport 53 " FLOOD "\n"
+	      "\t\tct direction original meta l4proto tcp th dport 53 " FLOOD "\n", f);
 	for (size_t i = 0; i < sizeof(dns) / sizeof(dns[0]); i++) {
 		fprintf(f, "\t\tmeta l4proto %s 53 ", dns[i]);
 		put_queue(f, o);
@@ -100,7 +98,7 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	      "\t\tip hdrlength 5 ip length 52 " NOFLAGS " tcp doff 8 ct original packets 2 accept\n"
 	      "\t\tip6 nexthdr tcp ip6 length 20 " NOFLAGS " tcp doff 5 ct original packets 2 accept\n"
 	      "\t\tip6 nexthdr tcp ip6 length 32 " NOFLAGS
-	      " tcp doff 8 ct original packets 2 accept\n\t\t", f);
+	      " tcp doff 8 ct original packets 2 accept\n\t\t" FLOOD "\n\t\t", f);
 	put_queue(f, o);
 	fputs("\t}\n\n", f);
 }

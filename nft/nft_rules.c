@@ -20,13 +20,9 @@
 
 /* nft userspace datatype ids (nftables include/datatype.h), so `nft list` prints the
  * maps with their proper types; the kernel only stores them. */
-#define DT_IPADDR        7
-#define DT_IP6ADDR       8
-#define DT_INET_SERVICE  13
 #define DT_MARK          19
 #define DT_IFNAME        41
 #define DT_CGROUPV2      46
-#define DT_CONCAT(a, b)  (((a) << 6) | (b))
 #define BO_HOST_ENDIAN   1   /* nftables enum byteorder */
 
 #define CT_DIR_ORIGINAL  0   /* enum ip_conntrack_dir */
@@ -43,12 +39,6 @@ struct set_spec {
 static const struct set_spec sets[] = {
 	{ NFT_SET_CGROUP, DT_CGROUPV2, 8, DT_MARK, 4, NFT_SET_MAP },
 	{ NFT_SET_IFACE, DT_IFNAME, IFNAMSIZ, DT_MARK, 4, NFT_SET_MAP },
-	{ NFT_SET_ALLOW4, DT_CONCAT(DT_CONCAT(DT_MARK, DT_IPADDR), DT_INET_SERVICE), 12,
-	  0, 0, NFT_SET_TIMEOUT },
-	{ NFT_SET_ALLOW6, DT_CONCAT(DT_CONCAT(DT_MARK, DT_IP6ADDR), DT_INET_SERVICE), 24,
-	  0, 0, NFT_SET_TIMEOUT },
-	{ NFT_SET_ANY4, DT_CONCAT(DT_MARK, DT_IPADDR), 8, 0, 0, NFT_SET_TIMEOUT },
-	{ NFT_SET_ANY6, DT_CONCAT(DT_MARK, DT_IP6ADDR), 20, 0, 0, NFT_SET_TIMEOUT },
 };
 
 void nft_emit_table(struct nft_batch *b, const char *name, uint16_t type, uint16_t flags)
@@ -320,6 +310,7 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 
 	rule_nd(b);
 	nft_rate_rule(b);   /* --net-rate: before anything can accept or queue */
+	nft_flood_rule_dns(b);   /* a flooding session's queries: before they are queued */
 	rule_dns(b, o, impl, IPPROTO_UDP, 2);
 	rule_dns(b, o, impl, IPPROTO_TCP, 2);
 	rule_dns(b, o, impl, IPPROTO_UDP, 0);
@@ -332,14 +323,14 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 	nft_rb_cmp(&rb, NFT_CMP_EQ, &reply, 1);
 	nft_rb_verdict(&rb, NF_ACCEPT, NULL);
 	nft_rb_emit(&rb, b);
-	/* No SYN is accepted here, not even to an address an allowed answer bound (the
-	 * allow4/6 and bound4/6any sets): the worker must see every SYN, whose sequence
-	 * number is where the first flight starts (docs/nft-ruleset.md "Bound addresses"),
-	 * and strips Fast Open data off it. */
+	/* No SYN is accepted here, not even to an address an allowed answer bound: the
+	 * worker must see every SYN, whose sequence number is where the first flight starts
+	 * (docs/nft-ruleset.md "Bound addresses"), and strips Fast Open data off it. */
 	rule_empty_segment(b, false, 5);
 	rule_empty_segment(b, false, 8);
 	rule_empty_segment(b, true, 5);
 	rule_empty_segment(b, true, 8);
+	nft_flood_rule_new(b);   /* a flooding session's undecided packets */
 	/* counter queue: undecided, original direction. */
 	nft_rb_init(&rb, NFT_CH_SESSION);
 	nft_rb_counter(&rb);
@@ -415,6 +406,7 @@ void nft_rules_build(struct nft_batch *b, const struct nft_options *o, enum nft_
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		emit_set(b, &sets[i], (uint32_t)i + 1);
 	nft_rate_maps(b);
+	nft_flood_maps(b);
 	/* Regular chains first: base chains' rules jump to them. */
 	emit_chain(b, NFT_CH_DENY, -1, 0);
 	emit_chain(b, NFT_CH_SESSION, -1, 0);

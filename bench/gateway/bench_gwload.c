@@ -5,6 +5,10 @@
  *                                                   each; prints "rate N" (conns/s)
  *   bench_gwload tls  IP PORT SECONDS THREADS SNI   full TLS handshakes (no resumption),
  *                                                   then close; prints "rate N"
+ *   bench_gwload ka   IP PORT SECONDS THREADS HOST  HTTP/1.1 GETs of /s on one keep-alive
+ *                                                   connection per thread (a new one when
+ *                                                   the server closes); prints "rate N"
+ *                                                   (requests/s)
  *   bench_gwload udp  IP PORT COUNT                 round trips on one socket (a decided
  *                                                   flow); prints "p50_us A p99_us B"
  *   bench_gwload udpnew IP PORT COUNT               one new socket (a new flow) per
@@ -37,6 +41,7 @@ struct load {
 	struct sockaddr_in to;
 	const char *name;          /* Host header or SNI */
 	bool tls;
+	bool keepalive;            /* ka: many requests per connection */
 	SSL_CTX *ctx;
 	int64_t end_us;
 	atomic_ulong done, failed;
@@ -120,10 +125,71 @@ static bool one_tls(const struct load *l)
 	return ok;
 }
 
+/* The length of a response head ending in buf[0..n), with its Content-Length; 0: more. */
+static size_t head_len(const char *buf, size_t n, size_t *clen)
+{
+	const char *end = memmem(buf, n, "\r\n\r\n", 4), *cl;
+
+	if (!end)
+		return 0;
+	cl = memmem(buf, (size_t)(end - buf), "Content-Length:", 15);
+	*clen = cl ? strtoul(cl + 15, NULL, 10) : 0;
+	return (size_t)(end - buf) + 4;
+}
+
+/* One HTTP/1.1 request on fd, its whole response read. False: the connection is done. */
+static bool one_ka_request(int fd, const struct load *l)
+{
+	char req[256], buf[8192];
+	size_t have = 0, hl = 0, clen = 0;
+	int n = snprintf(req, sizeof(req), "GET /s HTTP/1.1\r\nHost: %s\r\n\r\n", l->name);
+	ssize_t got;
+
+	if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n)
+		return false;
+	while (hl == 0 || have < hl + clen) {
+		got = recv(fd, buf + (hl ? 0 : have), hl ? sizeof(buf) : sizeof(buf) - have, 0);
+		if (got <= 0)
+			return false;
+		have += (size_t)got;
+		if (hl == 0 && (hl = head_len(buf, have, &clen)) != 0 &&
+		    memcmp(buf, "HTTP/1.1 200", 12) != 0)
+			return false;
+		if (hl == 0 && have == sizeof(buf))
+			return false;
+	}
+	return true;
+}
+
+/* Requests on keep-alive connections until the end; a closed one is replaced. */
+static void ka_loop(struct load *l)
+{
+	int fd = -1;
+
+	while (mono_us() < l->end_us) {
+		if (fd < 0 && (fd = tcp_connect(&l->to)) < 0) {
+			atomic_fetch_add(&l->failed, 1);
+			continue;
+		}
+		if (one_ka_request(fd, l)) {
+			atomic_fetch_add(&l->done, 1);
+			continue;
+		}
+		close(fd);   /* the server's keepalive_requests, or a failure */
+		fd = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 static void *load_thread(void *arg)
 {
 	struct load *l = arg;
 
+	if (l->keepalive) {
+		ka_loop(l);
+		return NULL;
+	}
 	while (mono_us() < l->end_us) {
 		bool ok = l->tls ? one_tls(l) : one_http(l);
 
@@ -234,7 +300,7 @@ static int run_echo(const struct sockaddr_in *at)
 	}
 }
 
-static int main_load(int argc, char **argv, bool tls)
+static int main_load(int argc, char **argv, bool tls, bool keepalive)
 {
 	static struct load l;
 	int threads = argc == 7 ? atoi(argv[5]) : 0, ret;
@@ -242,6 +308,7 @@ static int main_load(int argc, char **argv, bool tls)
 	if (argc != 7 || threads < 1 || threads > MAX_THREADS || parse_addr(argv[2], argv[3], &l.to))
 		return -EINVAL;
 	l.name = argv[6];
+	l.keepalive = keepalive;
 	l.tls = tls;
 	if (tls) {
 		l.ctx = SSL_CTX_new(TLS_client_method());
@@ -262,8 +329,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 	int ret = -EINVAL;
 
-	if (!strcmp(mode, "conn") || !strcmp(mode, "tls"))
-		ret = main_load(argc, argv, !strcmp(mode, "tls"));
+	if (!strcmp(mode, "conn") || !strcmp(mode, "tls") || !strcmp(mode, "ka"))
+		ret = main_load(argc, argv, !strcmp(mode, "tls"), !strcmp(mode, "ka"));
 	else if ((!strcmp(mode, "udp") || !strcmp(mode, "udpnew")) && argc == 5 &&
 		 parse_addr(argv[2], argv[3], &sa) == 0 && atol(argv[4]) > 0)
 		ret = run_udp(&sa, atol(argv[4]), !strcmp(mode, "udpnew"));

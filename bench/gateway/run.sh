@@ -4,7 +4,8 @@
 #
 #   bench/gateway/run.sh [BUILD_DIR] [ROUNDS] [SECONDS]     (root; default build/rel 3 3)
 #   env: CFGS="A B C I G D" (which configurations, in this order),
-#        WL="bulk dns conn tls udp" (which workloads), OUT=raw.tsv
+#        WL="bulk dns conn tls udp" (which workloads; also ka), OUT=raw.tsv,
+#        BASE=DIR: another build (e.g. the tree before a change) for C0 and E0
 #
 # Lab (namespaces created and removed here; addresses only from 198.18.0.0/15):
 #   $SBX  198.18.0.2  --veth--  $GW 198.18.0.1 | 198.18.1.1  --veth--  $PEER 198.18.1.2
@@ -20,6 +21,7 @@
 #      index of every event costs
 #   E  as C, enforcing (the default) with a policy allowing *.web.test; the sandbox
 #      resolves bench.web.test through the gateway first (not in the default CFGS)
+#   C0, E0  as C and E with the sandgated of $BASE (before/after in one run)
 #   G  no rules, clients in $GW (OpenSnitch's baseline)
 #   D  opensnitchd 1.5.8 in $GW (default allow, no UI), clients in $GW: it queues only
 #      locally generated new connections (OUTPUT) and DNS answers (INPUT)
@@ -42,6 +44,7 @@ MPORT=$((20000 + $$ % 10000))
 LOAD=$BUILD/bench/bench_gwload
 PIDS=()
 DPID= OSPID=
+SGB=$BUILD   # the build whose sandgated runs C, I, E (C0, E0: $BASE)
 
 log() { echo "# $*" >&2; }
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -198,7 +201,7 @@ cfg_up_B() {
 }
 cfg_down_B() { "$BUILD/sg_nfttool" --netns "$GW" uninstall >/dev/null; }
 
-sg() { "$BUILD/sandgate" "$@" --control "$TMP/c.sock"; }
+sg() { "$SGB/sandgate" "$@" --control "$TMP/c.sock"; }
 cfg_up_C() { # [EXTRA YAML] [ENFORCE]
 	local i
 	rm -rf "$TMP/state"
@@ -206,7 +209,7 @@ cfg_up_C() { # [EXTRA YAML] [ENFORCE]
 	printf 'cgroup:\n  parent: %s\nmetrics_listen: 127.0.0.1:%s\ngateway:\n  enabled: true\n  netns: %s\n  mode: interface\n  queues: 2\n  enforce: %s\n%s%s' \
 		"$PARENT" "$MPORT" "$GW" "${2:-false}" "${SG_GW_EXTRA:+$(sed 's/^/  /' <<<"$SG_GW_EXTRA")
 }" "${1:-}" >"$TMP/c.yaml"
-	"$BUILD/sandgated" --config "$TMP/c.yaml" --state-dir "$TMP/state" --control "$TMP/c.sock" \
+	"$SGB/sandgated" --config "$TMP/c.yaml" --state-dir "$TMP/state" --control "$TMP/c.sock" \
 		>"$TMP/sandgated.log" 2>&1 &
 	DPID=$!
 	for i in $(seq 100); do
@@ -289,7 +292,8 @@ want() { [[ " ${WL:-bulk dns conn tls udp} " == *" $1 "* ]]; }
 workloads() { # NS
 	local ns=$1 v
 	if want bulk; then
-		v=$(ip netns exec "$ns" iperf3 -c 198.18.1.2 -t "$SECS" -J | jq '.end.sum_received.bits_per_second / 1e9')
+		# a failed run (iperf3's server still busy with the last client) is recorded empty
+		v=$(ip netns exec "$ns" iperf3 -c 198.18.1.2 -t "$SECS" -J | jq '.end.sum_received.bits_per_second / 1e9' 2>/dev/null) || v=
 		record bulk_gbit_s "$v"
 	fi
 	if want dns; then
@@ -298,15 +302,20 @@ workloads() { # NS
 		record dns_qps "$v"
 	fi
 	# E: the name again, after dnsperf bound 1000 others to the same address (8 kept)
-	[ "$CFG" = E ] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
+	[[ $CFG = E* ]] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
 	if want conn; then
 		v=$(ip netns exec "$ns" "$LOAD" conn 198.18.1.2 80 "$SECS" 4 bench.web.test | awk '{ print $2 }')
 		record tcp_conn_s "$v"
 	fi
-	[ "$CFG" = E ] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
+	[[ $CFG = E* ]] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
 	if want tls; then
 		v=$(ip netns exec "$ns" "$LOAD" tls 198.18.1.2 443 "$SECS" 4 bench.web.test | awk '{ print $2 }')
 		record tls_hs_s "$v"
+	fi
+	[[ $CFG = E* ]] && ip netns exec "$ns" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
+	if want ka; then   # HTTP/1.1 keep-alive: every request head is read when enforcing
+		v=$(ip netns exec "$ns" "$LOAD" ka 198.18.1.2 80 "$SECS" 4 bench.web.test | awk '{ print $2 }')
+		record http_ka_req_s "$v"
 	fi
 	if want udp; then
 		v=$(ip netns exec "$ns" "$LOAD" udp 198.18.1.2 7 3000)
@@ -325,12 +334,14 @@ run_cfg() { # CFG
 	A) workloads "$SBX" ;;
 	B) cfg_up_B; workloads "$SBX"; cfg_down_B ;;
 	C) cfg_up_C; workloads "$SBX"; cfg_down_C ;;
+	C0) SGB=${BASE:?C0 needs BASE}; cfg_up_C; workloads "$SBX"; cfg_down_C; SGB=$BUILD ;;
 	I) cfg_up_C $'index:\n  enabled: false\n'"${SG_I_EXTRA:-}"; workloads "$SBX"; cfg_down_C ;;
-	E) cfg_up_C "$ENFORCE_YAML" true
+	E | E0) [ "$CFG" = E0 ] && SGB=${BASE:?E0 needs BASE}
+		cfg_up_C "$ENFORCE_YAML" true
 		# the session resolves the lab's name through the gateway first: its address is
 		# then bound (TTL raised to outlast the round), as for an agent that uses names
 		ip netns exec "$SBX" dig +short +time=2 +tries=1 @198.18.1.2 bench.web.test A >/dev/null
-		workloads "$SBX"; cfg_down_C ;;
+		workloads "$SBX"; cfg_down_C; SGB=$BUILD ;;
 	G) workloads "$GW" ;;
 	D) cfg_up_D; workloads "$GW"; cfg_down_D ;;
 	esac
@@ -341,6 +352,7 @@ run_cfg() { # CFG
 for t in ip nft jq curl dig iperf3 dnsperf dnsmasq nginx openssl; do
 	command -v $t >/dev/null || die "missing $t (scripts/install-deps.sh)"
 done
+[ -z "${BASE:-}" ] || BASE=$(cd "$BASE" && pwd)
 [ -x "$LOAD" ] && [ -x "$BUILD/sandgated" ] && [ -x "$BUILD/sg_nfttool" ] || die "build $BUILD first"
 install_opensnitch
 check_no_opensnitch_here

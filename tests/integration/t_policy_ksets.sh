@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Kernel bindings of allowed answers (docs/gateway.md "Kernel bindings"): after an
-# allowed dig the gateway namespace's sets hold (session mark . address . port) or, for a
-# name allowed on every port, (mark . address), with the answer's TTL clamped by
-# gateway.dns_ttl_min/max; the first connection right after the answer works. Since
-# issue 14 no rule accepts a SYN from the sets (the worker reads every SYN: the first
-# flight's origin), so each check that counted the set rule now checks that the SYN was
-# queued and that no set rule is in the ruleset; its first bytes are still checked
-# (sni_mismatch on a bound address); a port the rule does not list is refused;
-# elements expire with their TTL, go on a reload and with their session.
+# Bound addresses of allowed answers (docs/gateway.md "Kernel bindings (removed)"): the
+# first connection right after an allowed answer works; its SYN is queued (the worker
+# reads every SYN: the first flight's origin); its first bytes are still checked
+# (sni_mismatch on a bound address); a port the rule does not list is refused; names
+# allowed on every port and IPv6 connect; a reload and the session's removal leave
+# nothing of it in the table. Until issue 14 the answer's addresses also went into kernel
+# sets (allow4/allow6, bound4any/bound6any) that no rule read any more: this test
+# checked their elements, TTLs and metrics; the sets are gone and it checks that no set
+# of the kind is in the ruleset and that nothing of the session's mark is left in it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 . "$(dirname "$0")/gateway_lab.sh"
@@ -49,31 +49,22 @@ in_sess k1 sleep infinity &
 cleanup "kill $!"
 check "session holds a process" wait_for "session process" 5 sh -c "grep -q . '$CG2/$SG_PARENT/k1/cgroup.procs'"
 ev1() { wait_ev 5 "$1" >/dev/null 2>&1; evq "$1" | head -1; }
-set_list() { in_gw nft list set inet sandgate "$1" 2>/dev/null; }
-# rule_pkts SET: packets counted by the session chain's rule looking up SET
-rule_pkts() { in_gw nft list chain inet sandgate session 2>/dev/null | grep "@$1 " | sed -E 's/.*packets ([0-9]+).*/\1/'; }
 MARK=$(printf '0x%08x' "$(ev1 '.event == "session.create" and .session_id == "k1"' | jq '.mark')")
 
 # ---- allowed name with a port list: (mark . address . port), TTL clamped to the minimum ----
 out=$(in_sess k1 dig +short +time=2 +tries=1 @198.18.1.2 api.web.test A)
 n=$(in_sess k1 curl -sk -o /dev/null -w '%{size_download}' --max-time 5 \
 	--resolve api.web.test:443:198.18.1.2 https://api.web.test/f100k)
-s=$(set_list allow4)
 check "allowed name resolves ($out)" test "$out" = 198.18.1.2
 check "first connection right after the answer works" test "$n" = 102400
-check "allow4 holds mark . 198.18.1.2 . 443 ($MARK)" grep -Eq "$MARK \. 198\.18\.1\.2 \. 443 timeout 3s" <<<"$s"
-check "no rule accepts a SYN from the sets: the worker reads it" test -z "$(rule_pkts allow4)$(rule_pkts bound4any)"
+check "no bound-address set in the ruleset (allow4/6, bound4/6any)" sh -c "! ip netns exec '$GWNS' nft list table inet sandgate 2>/dev/null | grep -Eq 'set (allow[46]|bound[46]any) '"
+check "nothing of the session's mark is in the table after the answer" sh -c "! ip netns exec '$GWNS' nft list table inet sandgate 2>/dev/null | grep -q '$MARK \.'"
 e=$(ev1 '.event == "net.connect" and .sni == "api.web.test" and .session_id == "k1"')
 echeck "the flow still has its net.connect (bound_address)" "$e" '.verdict == "allowed" and .reason == "bound_address" and .domain == "api.web.test"'
 m=$(curl -s "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null)
-check "metrics: kernel elements added" grep -Eq '^sandgate_gateway_kbind_elements_total [1-9]' <<<"$m"
-check "metrics: no kernel set errors" grep -Eq '^sandgate_gateway_kbind_errors_total 0' <<<"$m"
-
-# The same answer again refreshes the element's timeout (no EXCL: the kernel updates it).
-sleep 1
-in_sess k1 dig +short +time=2 +tries=1 @198.18.1.2 api.web.test A >/dev/null
-left=$(set_list allow4 | grep -Eo 'expires [0-9ms]+' | head -1)
-check "a new answer refreshes the timeout ($left)" grep -Eq '^expires (2s[5-9]|3s)' <<<"$left"
+k=$(grep -c kbind <<<"$m")
+check "metrics: no kernel set series any more ($k)" test "$k" = 0
+check "metrics: the flood limit's series instead" grep -Eq '^sandgate_gateway_flood_limits_total 0' <<<"$m"
 
 # ---- the first bytes are still checked on a bound address -------------------------------
 before=$(tls_data)
@@ -93,7 +84,6 @@ check "port 80 of a 443-only name: refused (curl rc $rc)" sh -c "[ $rc = 7 ] || 
 in_sess k1 dig +short +time=2 +tries=1 @198.18.1.3 b.ok.web.test A >/dev/null
 n=$(in_sess k1 curl -s -o /dev/null -w '%{size_download}' --max-time 5 \
 	--resolve b.ok.web.test:80:198.18.1.2 http://b.ok.web.test/f100k)
-check "any-port name: bound4any holds mark . 198.18.1.2 with timeout 5s" grep -Eq "$MARK \. 198\.18\.1\.2 timeout 5s" <<<"$(set_list bound4any)"
 check "any-port name: plain HTTP connects ($n)" test "$n" = 102400
 # A SYN the peer refused: the worker saw only the SYN (nothing to decide on); its
 # net.connect is written at its end, from conntrack (late: true).
@@ -111,21 +101,17 @@ check "one net.connect for the first api.web.test flow" \
 in_sess k1 dig +short +time=2 +tries=1 @2001:db8:1::2 api.web.test AAAA >/dev/null
 n=$(in_sess k1 curl -sk -o /dev/null -w '%{size_download}' --max-time 5 \
 	--resolve api.web.test:443:[2001:db8:1::2] https://api.web.test/f100k)
-check "IPv6: allow6 holds mark . 2001:db8:1::2 . 443" grep -Eq "$MARK \. 2001:db8:1::2 \. 443 timeout 3s" <<<"$(set_list allow6)"
 check "IPv6: connects ($n)" test "$n" = 102400
 
-# ---- expiry with the TTL, removal with the session -----------------------------------------
-check "allow4 element expires with its TTL" wait_for "allow4 empty" 6 sh -c "! ip netns exec '$GWNS' nft list set inet sandgate allow4 | 2>/dev/null | grep -q '198.18.1.2 . 443'"
+# ---- a reload, removal with the session --------------------------------------------------------
 # A reload may allow less: every binding leaves the kernel (flows go through the worker).
 in_sess k1 dig +short +time=2 +tries=1 @198.18.1.3 c.ok.web.test A >/dev/null
-check "bound4any holds an element before the reload" grep -q "198.18.1.2 timeout" <<<"$(set_list bound4any)"
 out=$(sg reload 2>&1)
 check "reload flushed the kernel bindings ($out)" sh -c "! ip netns exec '$GWNS' nft list table inet sandgate 2>/dev/null | grep -q '$MARK \\.'"
 n=$(in_sess k1 curl -s -o /dev/null -w '%{size_download}' --max-time 5 \
 	--resolve c.ok.web.test:80:198.18.1.2 http://c.ok.web.test/f100k)
 check "after the reload the bound name still connects through the worker ($n)" test "$n" = 102400
 in_sess k1 dig +short +time=2 +tries=1 @198.18.1.3 c.ok.web.test A >/dev/null
-check "bound4any holds elements of the session before its removal" grep -q "198.18.1.2 timeout" <<<"$(set_list bound4any)"
 sg session terminate k1 >/dev/null
 sg session cleanup k1 >/dev/null
 check "session removal flushed its elements" wait_for "sets empty" 5 sh -c "! ip netns exec '$GWNS' nft list table inet sandgate 2>/dev/null | grep -q '$MARK \.'"

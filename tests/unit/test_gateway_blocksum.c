@@ -145,11 +145,51 @@ static void test_budget_zero_writes_all(void **state)
 	free(g);
 }
 
+/*
+ * HTTP keep-alive re-records (gateway/handle.c judge, issue 14): each later request head
+ * with a bad Host on one connection is judged again and its net.connect goes through
+ * the same budget: 1,000 bad Hosts on one flow give at most the budget's lines, the
+ * rest counted in summaries (64 keys, then the overflow line). With a flood limit
+ * configured but no nft socket, nothing is installed and nothing is lost.
+ */
+static void test_keepalive_rerecords_bounded(void **state)
+{
+	struct gateway *g = calloc(1, sizeof(*g));
+	char host[64];
+	struct flow f;
+	unsigned own = 0;
+
+	(void)state;
+	assert_non_null(g);
+	reset();
+	event_set_sink(capture, NULL);
+	assert_int_equal(gw_blocksum_new(5, 1000, &g->bsum), 0);
+	assert_int_equal(gw_flood_new(100, &g->flood), 0);
+	blocked_flow(&f, 9, "s9", 80);
+	f.reason = "host_mismatch";
+	for (int i = 0; i < 1000; i++) {
+		snprintf(host, sizeof(host), "bad%d.example", i);
+		snprintf(f.http_host, sizeof(f.http_host), "%s", host);
+		own += !gw_summarised_connect(g, &f);
+	}
+	assert_in_range(own, 5, 6);
+	gw_blocksum_flush(g, true);
+	assert_true(n_bodies <= 65);             /* 64 keys and one overflow line */
+	assert_int_equal(own + counted(), 1000);  /* every re-record counted */
+	assert_int_equal(atomic_load(&g->st.flood_limits), 0);   /* no socket: no limit */
+	event_set_sink(NULL, NULL);
+	reset();
+	gw_flood_free(g->flood);
+	gw_blocksum_free(g->bsum);
+	free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget_then_summary),
 		cmocka_unit_test(test_budget_zero_writes_all),
+		cmocka_unit_test(test_keepalive_rerecords_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
