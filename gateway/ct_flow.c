@@ -230,6 +230,14 @@ static bool decide_at_end(struct gateway *g, struct flow *f, uint32_t mark, stru
 		f->parse = "no_data";
 	f->late = true;
 	(void)gw_decide(g, f, gw_policy_of(g, mark), false);
+	/* Under its session's flood limit the flow's first bytes may have been rejected
+	 * in the kernel (nft/nft_flood.c) before any worker read them: "allowed, no data"
+	 * would be a guess, so it is recorded as what stopped it. */
+	if (g->cfg.enforce && f->verdict == NFT_MARK_ALLOW && gw_flood_engaged(g, f->mark_id)) {
+		f->verdict = NFT_MARK_DENY;
+		f->vstr = "blocked";
+		f->reason = "flood_limit";
+	}
 	f->decided = true;
 	atomic_fetch_add_explicit(&g->st.late_connects, 1, memory_order_relaxed);
 	if (gw_summarised_connect(g, f))

@@ -131,6 +131,19 @@ out:
 	pthread_mutex_unlock(&fl->lock);
 }
 
+bool gw_flood_engaged(struct gateway *g, uint32_t id)
+{
+	struct gw_flood *fl = g->flood;
+	bool yes;
+
+	if (!fl || id == 0)
+		return false;
+	pthread_mutex_lock(&fl->lock);
+	yes = *slot(fl, id) != NULL;
+	pthread_mutex_unlock(&fl->lock);
+	return yes;
+}
+
 static void ts_field(struct event *e, const char *key, const struct timespec *ts)
 {
 	char b[RFC3339_LEN + 1];

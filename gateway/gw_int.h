@@ -255,6 +255,8 @@ void gw_flood_free(struct gw_flood *fl);
 /* Session id (sid) is past its blocked budget: limit it in the kernel (once), or note
  * that it still is. With or without g->lock held. */
 void gw_flood_engage(struct gateway *g, uint32_t id, const char *sid);
+/* Whether session id is under its kernel flood limit now (any lock held or not). */
+bool gw_flood_engaged(struct gateway *g, uint32_t id);
 /* Every summary interval: what the kernel rejected since, as events on l; ends the
  * limit of a session quiet for the interval. */
 void gw_flood_tick(struct gateway *g, struct gw_evlist *l);

@@ -52,6 +52,9 @@ NFT
 cleanup "ip netns exec '$PEER' nft delete table inet sgevade"
 cnt() { ip netns exec "$PEER" nft -j list counter inet sgevade "$1" | jq '.nftables[1].counter.packets'; }
 sz() { stat -c %s "$1" 2>/dev/null || echo 0; }
+# blocked_budget 0: every blocked attempt on its own line, so each of the 1,000 mutated
+# hellos below has its record (past a budget they would be counted in summaries and the
+# kernel's flood limit would refuse most of them unread: t_gateway_flood tests that).
 # grows FILE SIZE: waits up to 5 s for FILE to grow past SIZE (a held flight goes out
 # when the client's TCP sends it again)
 grows() { wait_for "$1 grows" 5 sh -c "[ \$(stat -c %s '$1' 2>/dev/null || echo 0) -gt $2 ]"; }
@@ -60,6 +63,7 @@ GW_ENFORCE=true gw_config "$T_TMP/c.yaml" "  resolvers: [198.18.1.2, 198.18.1.3]
   dns_ttl_min: 1h
   dns_ttl_max: 1h
   block_burst: 1000000
+  blocked_budget: 0
 policies:
   default:
     allow:
