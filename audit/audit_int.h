@@ -127,7 +127,10 @@ void mntwatch_on_event(struct mntwatch *w);
  * of a pid (false: none). */
 struct mntwatch_hooks {
 	void *ctx;
-	void (*mounted)(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m);
+	/* nsfd: the mount namespace (an open nsfs fd, which keeps it and its mounts alive
+	 * after its last process), else -1 and nspid lives in it (0: the daemon's own). */
+	void (*mounted)(void *ctx, pid_t nspid, int nsfd, const char *sid,
+			const struct mount_entry *m);
 	void (*unmounted)(void *ctx, const struct mount_entry *m);
 	bool (*session_of)(void *ctx, pid_t pid, char *sid, size_t len);
 };

@@ -236,9 +236,11 @@ bool fanreads_hit(struct fanreads *r, const struct ptab_ent *pe, const struct fa
 /* Emits the summary lines due (all: every one, at stop). */
 void fanreads_flush(struct fanreads *r, bool all);
 
-/* fanmark.c: marks the filesystem mounted at target as seen from pid's namespace
- * (pid 0: the daemon's own), if not marked yet. 0, -EEXIST or -errno. */
-int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *fstype);
+/* fanmark.c: marks the filesystem mounted at target as seen from namespace nsfd (an open
+ * nsfs fd), else (-1) from pid's (pid 0: the daemon's own), if not marked yet. 0, -EEXIST
+ * or -errno. */
+int fanmark_mount(struct fanmon *f, pid_t pid, int nsfd, const char *target,
+		  const char *fstype);
 /* fanmark.c: the files a just-marked new filesystem (mounted at target, by session sid
  * or "" the host) already holds: each a file.write with written_before_mark. */
 void fanmark_catch_up(struct fanmon *f, const char *sid, const char *target);

@@ -40,6 +40,7 @@ struct mntns {
 	size_t n;
 	bool has_fd;                 /* fd: the namespace's mountinfo, opened through pid */
 	int fd;
+	int nsfd;                    /* with has_fd: the namespace itself, or -1 */
 	uint64_t gone_ns;            /* when pid was found gone (monotonic); 0: alive */
 };
 
@@ -124,9 +125,36 @@ static int read_mounts(const char *path, struct mount_entry **out, size_t *n)
 
 static void ns_close(struct mntns *e)
 {
-	if (e->has_fd)
+	if (e->has_fd) {
 		close(e->fd);
+		if (e->nsfd >= 0)
+			close(e->nsfd);
+	}
 	e->has_fd = false;
+}
+
+/*
+ * Opens the mountinfo and the mount namespace of pid (in namespace ns) into e. Both keep
+ * the namespace and its mounts alive after pid, and every other process in it, is gone:
+ * a mount made and written by a process that exits at once is still read, and its
+ * filesystem cloned and caught up through nsfd (setns), not through a pid that is gone.
+ */
+static void ns_open(struct mntns *e, uint64_t ns, pid_t pid)
+{
+	char path[48];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	e->has_fd = e->fd >= 0;
+	if (!e->has_fd)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	e->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->nsfd >= 0 && (fstat(e->nsfd, &st) != 0 || (uint64_t)st.st_ino != ns)) {
+		close(e->nsfd);   /* pid was reused between the two opens */
+		e->nsfd = -1;
+	}
 }
 
 uint64_t mntns_of(const char *nslink)
@@ -242,15 +270,12 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 		w->pending[i].pid = pid;
 		snprintf(w->pending[i].sid, sizeof(w->pending[i].sid), "%s", sid);
 	}
-	/* A namespace marked now: its mountinfo is opened while pid surely lives (pid may be
-	 * a mount(8) that is gone by the time its event is read). */
-	if (mark_ns(w, ns, pid) && i < MNTNS_MAX && !w->pending[i].has_fd) {
-		char path[48];
-
-		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-		w->pending[i].fd = open(path, O_RDONLY | O_CLOEXEC);
-		w->pending[i].has_fd = w->pending[i].fd >= 0;
-	}
+	/* The namespace is held from here, while pid surely lives (pid may be a mount(8)
+	 * that is gone by the time its event is read, and the namespace with it when pid was
+	 * its last process): once per poll interval, marked or not (a mark can be refused). */
+	(void)mark_ns(w, ns, pid);
+	if (i < MNTNS_MAX && !w->pending[i].has_fd)
+		ns_open(&w->pending[i], ns, pid);
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -393,7 +418,8 @@ static void diff(const struct mntwatch *w, const struct mntns *e,
 
 		emit_mount("file.mount", by, &nv[i], pm);
 		if (w->hooks.mounted && !nv[i].ro)
-			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid, by->sid, &nv[i]);
+			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid,
+					 e != &w->host && e->has_fd ? e->nsfd : -1, by->sid, &nv[i]);
 	}
 	for (size_t i = 0; i < on; i++) {
 		if (contains(nv, nn, &old[i]))
@@ -437,6 +463,7 @@ static void take_pending(struct mntwatch *w)
 			/* Opened when the namespace was (re)marked: newer than what is held. */
 			ns_close(&w->ns[k]);
 			w->ns[k].fd = got[i].fd;
+			w->ns[k].nsfd = got[i].nsfd;
 			w->ns[k].has_fd = true;
 		}
 		memcpy(w->ns[k].sid, got[i].sid, sizeof(got[i].sid));
@@ -496,7 +523,6 @@ void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h)
 static void poll_all(struct mntwatch *w, const struct mnt_hint *h, const struct mnt_hint *hh)
 {
 	struct mount_entry *nv;
-	char path[48];
 	size_t nn;
 
 	poll_host(w, hh);
@@ -506,11 +532,8 @@ static void poll_all(struct mntwatch *w, const struct mnt_hint *h, const struct 
 
 		if (e->ns == 0 || (e->pid == 0 && !e->has_fd))
 			continue;
-		if (!e->has_fd) {
-			snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)e->pid);
-			e->fd = open(path, O_RDONLY | O_CLOEXEC);
-			e->has_fd = e->fd >= 0;
-		}
+		if (!e->has_fd)
+			ns_open(e, e->ns, e->pid);
 		if (!e->has_fd || read_mounts_fd(e->fd, &nv, &nn) != 0) {
 			ns_close(e);
 			e->pid = 0;   /* keep the reading: another of its processes may come */
