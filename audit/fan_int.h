@@ -135,6 +135,7 @@ enum fan_loss {
 	FL_KCLOSE,          /* the last close was the kernel's (fd in flight), writer unknown */
 	FL_DIRWALK,         /* a moved directory held more entries than are listed */
 	FL_READ_UNKNOWN,    /* a read whose path is unknown: sensitive or not cannot be said */
+	FL_SENS_FULL,       /* a sensitive file not kept by identity (table full, long handle) */
 	FL_OTHER,
 	FL_N
 };
@@ -171,7 +172,7 @@ struct fanmon {
 	uint64_t loss[FL_N];
 	struct fanid sens;           /* sensitive files and directories, by identity */
 	struct fanid attrs;          /* last attributes seen, by identity */
-	size_t sens_skipped;         /* entries the start-up walk could not keep */
+	size_t sens_skipped;         /* sensitive entries not kept by identity, in all */
 	struct fanreads *rd;         /* read aggregation */
 	struct fansens_walk *walk;   /* the start-up walk under way, or NULL */
 	pthread_mutex_t wd_mu;       /* guards wd[] (the main thread sets workdirs) */

@@ -68,6 +68,9 @@ struct mntwatch {
 		pid_t pid;           /* the process the mark was made through */
 	} marked[MNTNS_MAX];         /* namespaces marked recently (under mu), a ring */
 	size_t marked_next;
+	uint64_t watched[MNTNS_MAX]; /* ns[]'s namespaces, for the connector thread (under mu) */
+	uint64_t turned_away;        /* namespaces not watched, more than MNTNS_MAX (under mu) */
+	bool warned;
 	struct mntns host;           /* the daemon's own namespace (fanotify thread only) */
 	struct mntwatch_hooks hooks;
 };
@@ -253,6 +256,15 @@ static bool mark_ns(struct mntwatch *w, uint64_t ns, pid_t pid)
 	return true;
 }
 
+/* Under mu: whether ns is one of ns[] (as of the last poll). */
+static bool watched(const struct mntwatch *w, uint64_t ns)
+{
+	for (size_t i = 0; i < MNTNS_MAX; i++)
+		if (w->watched[i] == ns)
+			return true;
+	return false;
+}
+
 void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 {
 	size_t i, free_at = MNTNS_MAX;
@@ -265,6 +277,8 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 			free_at = i;
 	if (i == MNTNS_MAX)
 		i = free_at;
+	if (i == MNTNS_MAX && !watched(w, ns))
+		w->turned_away++;   /* a new namespace, and no room to note it: reported */
 	if (i < MNTNS_MAX) {
 		w->pending[i].ns = ns;
 		w->pending[i].pid = pid;
@@ -434,6 +448,7 @@ static void diff(const struct mntwatch *w, const struct mntns *e,
 static void take_pending(struct mntwatch *w)
 {
 	struct mntns got[MNTNS_MAX];
+	uint64_t over = 0;
 	size_t i, k;
 
 	pthread_mutex_lock(&w->mu);
@@ -450,7 +465,8 @@ static void take_pending(struct mntwatch *w)
 				k = j;
 		if (k == MNTNS_MAX) {
 			ns_close(&got[i]);
-			continue;   /* full of live namespaces: this one is not watched */
+			over++;     /* full of live namespaces: this one is not watched */
+			continue;
 		}
 		if (w->ns[k].ns != got[i].ns) {
 			free(w->ns[k].v);
@@ -468,6 +484,38 @@ static void take_pending(struct mntwatch *w)
 		}
 		memcpy(w->ns[k].sid, got[i].sid, sizeof(got[i].sid));
 	}
+	pthread_mutex_lock(&w->mu);
+	for (i = 0; i < MNTNS_MAX; i++)
+		w->watched[i] = w->ns[i].ns;
+	w->turned_away += over;
+	pthread_mutex_unlock(&w->mu);
+}
+
+uint64_t mntwatch_take_turned_away(struct mntwatch *w)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&w->mu);
+	n = w->turned_away;
+	w->turned_away = 0;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+/* The namespaces turned away since the last report: one sensor.loss, a warning once. */
+static void report_turned_away(struct mntwatch *w)
+{
+	char why[200];
+	uint64_t n = mntwatch_take_turned_away(w);
+
+	if (n == 0)
+		return;
+	snprintf(why, sizeof(why), "more than %d session mount namespaces at once: a new "
+		 "one was not watched (its mounts not read, its filesystems not marked)",
+		 MNTNS_MAX);
+	if (audit_emit_loss("mountwatch", (int64_t)n, why) != 0 || !w->warned)
+		log_warnx("audit: %s (%llu)", why, (unsigned long long)n);
+	w->warned = true;
 }
 
 static void refresh_self(struct mntwatch *w)
@@ -558,6 +606,8 @@ void mntwatch_poll(struct mntwatch *w)
 		mntwatch_on_event(w);   /* pending mount events first: their hint goes with */
 	else if (w)
 		poll_all(w, NULL, NULL);
+	if (w)
+		report_turned_away(w);
 }
 
 static void read_hints(int fd, struct mnt_hint *h)
