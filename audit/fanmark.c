@@ -124,6 +124,15 @@ int fanmark_mount(struct fanmon *f, pid_t pid, int nsfd, const char *target,
 	ret = clone_mount(pid, nsfd, target);
 	if (ret < 0)
 		return ret;
+	/* A filesystem marked already (a bind mount of a file of it, as /dev/null over
+	 * /proc/keys in a contained run, is not a directory): nothing to do. */
+	if (fstatfs(ret, &sf) == 0) {
+		memcpy(v, &sf.f_fsid, sizeof(v));
+		if (fanpath_has(&f->mnts, (uint64_t)(uint32_t)v[0] << 32 | (uint32_t)v[1])) {
+			close(ret);
+			return -EEXIST;
+		}
+	}
 	/* open_tree gives an O_PATH fd, which open_by_handle_at and fanotify_mark refuse
 	 * (EBADF): a directory fd on the clone's root. */
 	fd = openat(ret, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
