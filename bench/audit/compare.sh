@@ -33,6 +33,8 @@ BIN=$(realpath "${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}"
 # The build tree reads the rules and data of the source tree (common/paths.h).
 export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 BASE=${SANDGATE_BASE_BIN:+$(realpath "$SANDGATE_BASE_BIN")}
+# The base build reads its own source tree's rules and data (its CMake source directory).
+BASE_SRC=${BASE:+$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BASE/CMakeCache.txt" 2>/dev/null)}
 ROUNDS=${1:-3}
 PHASES=${PHASES:-storm work fwrite}
 N_TRUE=${N_TRUE:-10000}
@@ -121,8 +123,14 @@ sg_start() { # BIN [AUDIT-KEY]: the key (e.g. "enabled: false") goes into the au
 	[ -n "${2:-}" ] && printf '  %s\n' "$2" >>"$T/c.yaml"
 	# SG_CONFIG_EXTRA: more top-level config, for a diagnosis (e.g. the index off)
 	[ -n "${SG_CONFIG_EXTRA:-}" ] && printf '%s\n' "$SG_CONFIG_EXTRA" >>"$T/c.yaml"
-	"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
-		>"$T/daemon.log" 2>&1 &
+	if [ -n "$BASE" ] && [ "$bin" = "$BASE" ] && [ -n "$BASE_SRC" ]; then
+		SANDGATE_DATA_DIR=$BASE_SRC/data SANDGATE_RULES_DIR=$BASE_SRC/rules \
+			"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" \
+			--control "$T/sock" >"$T/daemon.log" 2>&1 &
+	else
+		"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
+			>"$T/daemon.log" 2>&1 &
+	fi
 	DPID=$!
 	for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.05; done
 	"$bin/sandgate" session create --id b1 --workdir "$T/w" --control "$T/sock" >/dev/null &&
