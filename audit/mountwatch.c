@@ -476,7 +476,7 @@ static void take_pending(struct mntwatch *w)
 		w->ns[k].pid = got[i].pid;
 		w->ns[k].gone_ns = 0;
 		if (got[i].has_fd) {
-			/* Opened when the namespace was (re)marked: newer than what is held. */
+			/* Opened at a note this interval: newer than what is held. */
 			ns_close(&w->ns[k]);
 			w->ns[k].fd = got[i].fd;
 			w->ns[k].nsfd = got[i].nsfd;
