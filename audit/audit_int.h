@@ -113,6 +113,9 @@ void mntwatch_free(struct mntwatch *w);
 void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid);
 /* Fanotify thread, once a second: emits file.mount / file.unmount for what changed. */
 void mntwatch_poll(struct mntwatch *w);
+/* The count of session mount namespaces not watched (more than 64 at once) since the
+ * last call, reset (mntwatch_poll reports it as sensor.loss "mountwatch"). */
+uint64_t mntwatch_take_turned_away(struct mntwatch *w);
 /* The inode in an "mnt:[INODE]" namespace link; 0 when malformed. */
 uint64_t mntns_of(const char *nslink);
 /* The fanotify mount-event group the fanotify thread polls; -1 when the kernel has none. */
@@ -127,7 +130,10 @@ void mntwatch_on_event(struct mntwatch *w);
  * of a pid (false: none). */
 struct mntwatch_hooks {
 	void *ctx;
-	void (*mounted)(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m);
+	/* nsfd: the mount namespace (an open nsfs fd, which keeps it and its mounts alive
+	 * after its last process), else -1 and nspid lives in it (0: the daemon's own). */
+	void (*mounted)(void *ctx, pid_t nspid, int nsfd, const char *sid,
+			const struct mount_entry *m);
 	void (*unmounted)(void *ctx, const struct mount_entry *m);
 	bool (*session_of)(void *ctx, pid_t pid, char *sid, size_t len);
 };

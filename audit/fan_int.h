@@ -135,6 +135,7 @@ enum fan_loss {
 	FL_KCLOSE,          /* the last close was the kernel's (fd in flight), writer unknown */
 	FL_DIRWALK,         /* a moved directory held more entries than are listed */
 	FL_READ_UNKNOWN,    /* a read whose path is unknown: sensitive or not cannot be said */
+	FL_SENS_FULL,       /* a sensitive file not kept by identity (table full, long handle) */
 	FL_OTHER,
 	FL_N
 };
@@ -171,7 +172,7 @@ struct fanmon {
 	uint64_t loss[FL_N];
 	struct fanid sens;           /* sensitive files and directories, by identity */
 	struct fanid attrs;          /* last attributes seen, by identity */
-	size_t sens_skipped;         /* entries the start-up walk could not keep */
+	size_t sens_skipped;         /* sensitive entries not kept by identity, in all */
 	struct fanreads *rd;         /* read aggregation */
 	struct fansens_walk *walk;   /* the start-up walk under way, or NULL */
 	pthread_mutex_t wd_mu;       /* guards wd[] (the main thread sets workdirs) */
@@ -236,9 +237,11 @@ bool fanreads_hit(struct fanreads *r, const struct ptab_ent *pe, const struct fa
 /* Emits the summary lines due (all: every one, at stop). */
 void fanreads_flush(struct fanreads *r, bool all);
 
-/* fanmark.c: marks the filesystem mounted at target as seen from pid's namespace
- * (pid 0: the daemon's own), if not marked yet. 0, -EEXIST or -errno. */
-int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *fstype);
+/* fanmark.c: marks the filesystem mounted at target as seen from namespace nsfd (an open
+ * nsfs fd), else (-1) from pid's (pid 0: the daemon's own), if not marked yet. 0, -EEXIST
+ * or -errno. */
+int fanmark_mount(struct fanmon *f, pid_t pid, int nsfd, const char *target,
+		  const char *fstype);
 /* fanmark.c: the files a just-marked new filesystem (mounted at target, by session sid
  * or "" the host) already holds: each a file.write with written_before_mark. */
 void fanmark_catch_up(struct fanmon *f, const char *sid, const char *target);

@@ -52,6 +52,9 @@ static const char *const loss_why[FL_N] = {
 		       "under their new paths",
 	[FL_READ_UNKNOWN] = "read of a file whose path could not be resolved: whether it "
 			    "was sensitive is unknown",
+	[FL_SENS_FULL] = "sensitive file not kept by identity (the table of 16384 is full, "
+			 "or its handle is too long): recognised by its path only, not "
+			 "through another name",
 	[FL_OTHER] = "path unresolved: other error",
 };
 

@@ -77,14 +77,23 @@ static void *clone_in_ns(void *arg)
 	return NULL;
 }
 
-/* A detached clone of the mount at target in pid's namespace (0: ours). fd or -errno. */
-static int clone_mount(pid_t pid, const char *target)
+/* A detached clone of the mount at target in namespace nsfd, else (-1) pid's (0: ours).
+ * fd or -errno. */
+static int clone_mount(pid_t pid, int nsfd, const char *target)
 {
 	struct clone_req r = { .path = target, .ret = -ESRCH };
 	char ns[48];
 	pthread_t th;
 	int ret;
 
+	if (nsfd >= 0) {
+		/* Held by the mount watcher: the namespace outlives its processes. */
+		r.nsfd = nsfd;
+		ret = pthread_create(&th, NULL, clone_in_ns, &r);
+		if (ret == 0)
+			pthread_join(th, NULL);
+		return ret ? -ret : r.ret;
+	}
 	if (pid <= 0) {
 		ret = (int)syscall(SYS_open_tree, AT_FDCWD, target,
 				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -101,7 +110,8 @@ static int clone_mount(pid_t pid, const char *target)
 	return ret ? -ret : r.ret;
 }
 
-int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *fstype)
+int fanmark_mount(struct fanmon *f, pid_t pid, int nsfd, const char *target,
+		  const char *fstype)
 {
 	struct statfs sf;
 	struct stat st;
@@ -111,9 +121,18 @@ int fanmark_mount(struct fanmon *f, pid_t pid, const char *target, const char *f
 
 	if (pseudo_fs(fstype))
 		return -EEXIST;
-	ret = clone_mount(pid, target);
+	ret = clone_mount(pid, nsfd, target);
 	if (ret < 0)
 		return ret;
+	/* A filesystem marked already (a bind mount of a file of it, as /dev/null over
+	 * /proc/keys in a contained run, is not a directory): nothing to do. */
+	if (fstatfs(ret, &sf) == 0) {
+		memcpy(v, &sf.f_fsid, sizeof(v));
+		if (fanpath_has(&f->mnts, (uint64_t)(uint32_t)v[0] << 32 | (uint32_t)v[1])) {
+			close(ret);
+			return -EEXIST;
+		}
+	}
 	/* open_tree gives an O_PATH fd, which open_by_handle_at and fanotify_mark refuse
 	 * (EBADF): a directory fd on the clone's root. */
 	fd = openat(ret, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -158,7 +177,7 @@ void fanmark_all(struct fanmon *f)
 			line[--n] = '\0';
 		if (mountinfo_line(line, (size_t)n, &m) != 0 || m.ro)
 			continue;
-		ret = fanmark_mount(f, 0, m.target, m.fstype);
+		ret = fanmark_mount(f, 0, -1, m.target, m.fstype);
 		if (ret && ret != -EEXIST)
 			log_errno(ret, "audit: files on %s (%s) are not watched", m.target, m.fstype);
 	}

@@ -272,9 +272,10 @@ static int copy_sensitive(struct fanmon *f, const struct audit_settings *s)
 
 /* ---- the mount watcher's hooks (this thread) ---------------------------------------- */
 
-static void on_mounted(void *ctx, pid_t nspid, const char *sid, const struct mount_entry *m)
+static void on_mounted(void *ctx, pid_t nspid, int nsfd, const char *sid,
+		       const struct mount_entry *m)
 {
-	int ret = fanmark_mount(ctx, nspid, m->target, m->fstype);
+	int ret = fanmark_mount(ctx, nspid, nsfd, m->target, m->fstype);
 
 	/* A new tmpfs a session mounted is empty at its mount: what it holds now was
 	 * written before the mark could see it. */

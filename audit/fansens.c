@@ -39,7 +39,13 @@ void fansens_add(struct fanmon *f, const struct fan_dfid *fid, const char *path,
 	if (!fid->set)
 		return;
 	if (fanid_put(&f->sens, fid->fsid, fid->handle, fid->handle_len, &e) != 0) {
-		f->sens_skipped++;
+		/* Reported (sensor.loss, and a warning the first time): a read through
+		 * another name of this file is not recognised. */
+		if (f->sens_skipped++ == 0)
+			log_warnx("audit: the sensitive identity table is full (%zu): files "
+				  "entering sensitive directories are recognised by path only",
+				  f->sens.max);
+		f->loss[FL_SENS_FULL]++;
 		return;
 	}
 	e->flags = is_dir ? FANID_DIR : FANID_FILE;
@@ -243,9 +249,15 @@ bool fansens_walk_step(struct fanmon *f, size_t budget)
 		walk_some(f, q, &budget);
 	if (!q || (!q->full && q->head < q->n))
 		return q != NULL;
-	if (q->full)
+	if (q->full) {
 		log_warnx("audit: %zu sensitive files and directories kept by identity (the "
 			  "bound); the rest are recognised by their path only", f->sens.n);
+		/* How many the walk did not reach is not counted (it stops): lost null. */
+		if (audit_emit_loss("fanotify", -1, "sensitive identity table full at start "
+				    "(16384): the files the start-up walk did not reach are "
+				    "recognised by their path only, not through another name") != 0)
+			log_warnx("audit: could not record the sensitive table's bound");
+	}
 	fansens_walk_stop(f);
 	return false;
 }

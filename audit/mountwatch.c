@@ -40,6 +40,7 @@ struct mntns {
 	size_t n;
 	bool has_fd;                 /* fd: the namespace's mountinfo, opened through pid */
 	int fd;
+	int nsfd;                    /* with has_fd: the namespace itself, or -1 */
 	uint64_t gone_ns;            /* when pid was found gone (monotonic); 0: alive */
 };
 
@@ -67,6 +68,9 @@ struct mntwatch {
 		pid_t pid;           /* the process the mark was made through */
 	} marked[MNTNS_MAX];         /* namespaces marked recently (under mu), a ring */
 	size_t marked_next;
+	uint64_t watched[MNTNS_MAX]; /* ns[]'s namespaces, for the connector thread (under mu) */
+	uint64_t turned_away;        /* namespaces not watched, more than MNTNS_MAX (under mu) */
+	bool warned;
 	struct mntns host;           /* the daemon's own namespace (fanotify thread only) */
 	struct mntwatch_hooks hooks;
 };
@@ -124,9 +128,36 @@ static int read_mounts(const char *path, struct mount_entry **out, size_t *n)
 
 static void ns_close(struct mntns *e)
 {
-	if (e->has_fd)
+	if (e->has_fd) {
 		close(e->fd);
+		if (e->nsfd >= 0)
+			close(e->nsfd);
+	}
 	e->has_fd = false;
+}
+
+/*
+ * Opens the mountinfo and the mount namespace of pid (in namespace ns) into e. Both keep
+ * the namespace and its mounts alive after pid, and every other process in it, is gone:
+ * a mount made and written by a process that exits at once is still read, and its
+ * filesystem cloned and caught up through nsfd (setns), not through a pid that is gone.
+ */
+static void ns_open(struct mntns *e, uint64_t ns, pid_t pid)
+{
+	char path[48];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	e->has_fd = e->fd >= 0;
+	if (!e->has_fd)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	e->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->nsfd >= 0 && (fstat(e->nsfd, &st) != 0 || (uint64_t)st.st_ino != ns)) {
+		close(e->nsfd);   /* pid was reused between the two opens */
+		e->nsfd = -1;
+	}
 }
 
 uint64_t mntns_of(const char *nslink)
@@ -225,6 +256,15 @@ static bool mark_ns(struct mntwatch *w, uint64_t ns, pid_t pid)
 	return true;
 }
 
+/* Under mu: whether ns is one of ns[] (as of the last poll). */
+static bool watched(const struct mntwatch *w, uint64_t ns)
+{
+	for (size_t i = 0; i < MNTNS_MAX; i++)
+		if (w->watched[i] == ns)
+			return true;
+	return false;
+}
+
 void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 {
 	size_t i, free_at = MNTNS_MAX;
@@ -237,20 +277,19 @@ void mntwatch_note(struct mntwatch *w, uint64_t ns, pid_t pid, const char *sid)
 			free_at = i;
 	if (i == MNTNS_MAX)
 		i = free_at;
+	if (i == MNTNS_MAX && !watched(w, ns))
+		w->turned_away++;   /* a new namespace, and no room to note it: reported */
 	if (i < MNTNS_MAX) {
 		w->pending[i].ns = ns;
 		w->pending[i].pid = pid;
 		snprintf(w->pending[i].sid, sizeof(w->pending[i].sid), "%s", sid);
 	}
-	/* A namespace marked now: its mountinfo is opened while pid surely lives (pid may be
-	 * a mount(8) that is gone by the time its event is read). */
-	if (mark_ns(w, ns, pid) && i < MNTNS_MAX && !w->pending[i].has_fd) {
-		char path[48];
-
-		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-		w->pending[i].fd = open(path, O_RDONLY | O_CLOEXEC);
-		w->pending[i].has_fd = w->pending[i].fd >= 0;
-	}
+	/* The namespace is held from here, while pid surely lives (pid may be a mount(8)
+	 * that is gone by the time its event is read, and the namespace with it when pid was
+	 * its last process): once per poll interval, marked or not (a mark can be refused). */
+	(void)mark_ns(w, ns, pid);
+	if (i < MNTNS_MAX && !w->pending[i].has_fd)
+		ns_open(&w->pending[i], ns, pid);
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -393,7 +432,8 @@ static void diff(const struct mntwatch *w, const struct mntns *e,
 
 		emit_mount("file.mount", by, &nv[i], pm);
 		if (w->hooks.mounted && !nv[i].ro)
-			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid, by->sid, &nv[i]);
+			w->hooks.mounted(w->hooks.ctx, e == &w->host ? 0 : e->pid,
+					 e != &w->host && e->has_fd ? e->nsfd : -1, by->sid, &nv[i]);
 	}
 	for (size_t i = 0; i < on; i++) {
 		if (contains(nv, nn, &old[i]))
@@ -408,6 +448,7 @@ static void diff(const struct mntwatch *w, const struct mntns *e,
 static void take_pending(struct mntwatch *w)
 {
 	struct mntns got[MNTNS_MAX];
+	uint64_t over = 0;
 	size_t i, k;
 
 	pthread_mutex_lock(&w->mu);
@@ -424,7 +465,8 @@ static void take_pending(struct mntwatch *w)
 				k = j;
 		if (k == MNTNS_MAX) {
 			ns_close(&got[i]);
-			continue;   /* full of live namespaces: this one is not watched */
+			over++;     /* full of live namespaces: this one is not watched */
+			continue;
 		}
 		if (w->ns[k].ns != got[i].ns) {
 			free(w->ns[k].v);
@@ -434,13 +476,46 @@ static void take_pending(struct mntwatch *w)
 		w->ns[k].pid = got[i].pid;
 		w->ns[k].gone_ns = 0;
 		if (got[i].has_fd) {
-			/* Opened when the namespace was (re)marked: newer than what is held. */
+			/* Opened at a note this interval: newer than what is held. */
 			ns_close(&w->ns[k]);
 			w->ns[k].fd = got[i].fd;
+			w->ns[k].nsfd = got[i].nsfd;
 			w->ns[k].has_fd = true;
 		}
 		memcpy(w->ns[k].sid, got[i].sid, sizeof(got[i].sid));
 	}
+	pthread_mutex_lock(&w->mu);
+	for (i = 0; i < MNTNS_MAX; i++)
+		w->watched[i] = w->ns[i].ns;
+	w->turned_away += over;
+	pthread_mutex_unlock(&w->mu);
+}
+
+uint64_t mntwatch_take_turned_away(struct mntwatch *w)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&w->mu);
+	n = w->turned_away;
+	w->turned_away = 0;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+/* The namespaces turned away since the last report: one sensor.loss, a warning once. */
+static void report_turned_away(struct mntwatch *w)
+{
+	char why[200];
+	uint64_t n = mntwatch_take_turned_away(w);
+
+	if (n == 0)
+		return;
+	snprintf(why, sizeof(why), "more than %d session mount namespaces at once: a new "
+		 "one was not watched (its mounts not read, its filesystems not marked)",
+		 MNTNS_MAX);
+	if (audit_emit_loss("mountwatch", (int64_t)n, why) != 0 || !w->warned)
+		log_warnx("audit: %s (%llu)", why, (unsigned long long)n);
+	w->warned = true;
 }
 
 static void refresh_self(struct mntwatch *w)
@@ -496,7 +571,6 @@ void mntwatch_set_hooks(struct mntwatch *w, const struct mntwatch_hooks *h)
 static void poll_all(struct mntwatch *w, const struct mnt_hint *h, const struct mnt_hint *hh)
 {
 	struct mount_entry *nv;
-	char path[48];
 	size_t nn;
 
 	poll_host(w, hh);
@@ -506,11 +580,8 @@ static void poll_all(struct mntwatch *w, const struct mnt_hint *h, const struct 
 
 		if (e->ns == 0 || (e->pid == 0 && !e->has_fd))
 			continue;
-		if (!e->has_fd) {
-			snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)e->pid);
-			e->fd = open(path, O_RDONLY | O_CLOEXEC);
-			e->has_fd = e->fd >= 0;
-		}
+		if (!e->has_fd)
+			ns_open(e, e->ns, e->pid);
 		if (!e->has_fd || read_mounts_fd(e->fd, &nv, &nn) != 0) {
 			ns_close(e);
 			e->pid = 0;   /* keep the reading: another of its processes may come */
@@ -535,6 +606,8 @@ void mntwatch_poll(struct mntwatch *w)
 		mntwatch_on_event(w);   /* pending mount events first: their hint goes with */
 	else if (w)
 		poll_all(w, NULL, NULL);
+	if (w)
+		report_turned_away(w);
 }
 
 static void read_hints(int fd, struct mnt_hint *h)

@@ -8,7 +8,9 @@
 #   storm/none        20002 execs (N_TRUE /bin/true + N_PIPE x sh -c '/bin/true | /bin/true')
 #                     with no sensor: the storm's wall time
 #   storm/sandgate    the same inside a session of a fresh daemon (and storm/base with
-#                     SANDGATE_BASE_BIN, an older build, for a before/after)
+#                     SANDGATE_BASE_BIN, an older build, for a before/after; with it the
+#                     work and fwrite groups run the base build too, as make/base,
+#                     untar/base, fwrite/base, in alternating order with sandgate)
 #   storm/auditd      auditd (log in a temp dir) with an execve rule (-b 8192), stopped and
 #                     its rules deleted afterwards
 #   storm/forkstat    forkstat -e exec -r (real-time, like sandgate's connector thread)
@@ -22,7 +24,8 @@
 # keeps the default sensitive paths (otherwise none: no read events);
 # SG_CONFIG_EXTRA="index: {enabled: false}" appends top-level config to sandgated's.
 # PHASES="storm work fwrite" (the default) picks which of the groups run; "make" is the
-# build alone (none and sandgate), for many rounds.
+# build alone (none and sandgate), for many rounds. NO_PEERS=1 skips auditd and forkstat
+# (a before/after of sandgate alone).
 # Every line: "RESULT <what> <sensor> key=value ...". Runs as root; the machine may be
 # shared, so run several rounds and take medians.
 set -u
@@ -30,6 +33,8 @@ BIN=$(realpath "${SANDGATE_BIN:?SANDGATE_BIN must point at the build directory}"
 # The build tree reads the rules and data of the source tree (common/paths.h).
 export SANDGATE_DATA_DIR=${SANDGATE_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/data} SANDGATE_RULES_DIR=${SANDGATE_RULES_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/rules}
 BASE=${SANDGATE_BASE_BIN:+$(realpath "$SANDGATE_BASE_BIN")}
+# The base build reads its own source tree's rules and data (its CMake source directory).
+BASE_SRC=${BASE:+$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BASE/CMakeCache.txt" 2>/dev/null)}
 ROUNDS=${1:-3}
 PHASES=${PHASES:-storm work fwrite}
 N_TRUE=${N_TRUE:-10000}
@@ -119,8 +124,14 @@ sg_start() { # BIN [AUDIT-KEY]: the key (e.g. "enabled: false") goes into the au
 	[ -n "${2:-}" ] && printf '  %s\n' "$2" >>"$T/c.yaml"
 	# SG_CONFIG_EXTRA: more top-level config, for a diagnosis (e.g. the index off)
 	[ -n "${SG_CONFIG_EXTRA:-}" ] && printf '%s\n' "$SG_CONFIG_EXTRA" >>"$T/c.yaml"
-	"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
-		>"$T/daemon.log" 2>&1 &
+	if [ -n "$BASE" ] && [ "$bin" = "$BASE" ] && [ -n "$BASE_SRC" ]; then
+		SANDGATE_DATA_DIR=$BASE_SRC/data SANDGATE_RULES_DIR=$BASE_SRC/rules \
+			"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" \
+			--control "$T/sock" >"$T/daemon.log" 2>&1 &
+	else
+		"$bin/sandgated" --config "$T/c.yaml" --state-dir "$T/state" --control "$T/sock" \
+			>"$T/daemon.log" 2>&1 &
+	fi
 	DPID=$!
 	for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.05; done
 	"$bin/sandgate" session create --id b1 --workdir "$T/w" --control "$T/sock" >/dev/null &&
@@ -160,6 +171,7 @@ storm_sandgate() {
 		"pct=$(echo "scale=3; 100 * $complete / $WANT" | bc) loss=$lost" \
 		"cpu_ms_per_1k=$(echo "scale=1; ($c1 - $c0) * 1000 / $HZ * 1000 / $WANT" | bc)"
 	sg_stop
+	SGB=
 }
 
 # ---- auditd -------------------------------------------------------------------------------
@@ -311,7 +323,7 @@ fresh_fs() {
 # work WHAT SENSOR: one timed run; under sandgate inside the session.
 work() {
 	local what=$1 sensor=$2 run=() t0 t1
-	[ "$sensor" != none ] && run=("$BIN/sandgate" run --control "$T/sock" --session b1 --)
+	[ "$sensor" != none ] && run=("${SGB:-$BIN}/sandgate" run --control "$T/sock" --session b1 --)
 	sync   # the previous step's dirty pages are not this one's cost
 	case $what in
 	make)
@@ -327,12 +339,12 @@ work() {
 	esac
 	echo "RESULT $what $sensor wall_s=$(el "$t0" "$t1")"
 }
-fwrite_sandgate() {
-	local out n t0 t1 got last=-1 stable=0 ovf
+fwrite_sandgate() { # [NAME]: sandgate, or base (SGB is the build)
+	local name=${1:-sandgate} out n t0 t1 got last=-1 stable=0 ovf
 	mkdir -p "$T/fs/fw"
 	sync
 	t0=$(now)
-	out=$(sgrun "$BIN/bench/bench_fwrite" "$T/fs/fw" "$FW_PROC" "$FW_FILES")
+	out=$(sgrun "$BIN/bench/bench_fwrite" "$T/fs/fw" "$FW_PROC" "$FW_FILES")   # same writer
 	# The time until the last file event is journaled (polled every 0.1 s).
 	while :; do
 		got=$(lines | grep -c '"event":"file\.' || true)
@@ -346,10 +358,12 @@ fwrite_sandgate() {
 	t1=$(now)
 	ovf=$(lines | jq -s '[.[] | select(.event == "sensor.loss" and .sensor == "fanotify")] | length')
 	echo "RESULT threads fwrite $(thread_cpu)"
-	echo "RESULT fwrite sandgate writer='$out' events=$got want=$((3 * FW_PROC * FW_FILES))" \
+	echo "RESULT fwrite $name writer='$out' events=$got want=$((3 * FW_PROC * FW_FILES))" \
 		"journaled_s=$(el "$t0" "$t1") rate=$(echo "$got / ($t1 - $t0)" | bc) overflows=$ovf"
 }
 
+# order A B: A B in odd rounds, B A in even ones (r: the round).
+order() { if [ $((r % 2)) -eq 1 ]; then echo "$1 $2"; else echo "$2 $1"; fi; }
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$T/w"
 gen_project
@@ -358,10 +372,12 @@ for r in $(seq "$ROUNDS"); do
 	echo "# round $r $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
 	if has storm; then
 		storm_none
-		storm_sandgate sandgate "$BIN"
-		[ -n "$BASE" ] && storm_sandgate base "$BASE"
-		storm_auditd
-		storm_forkstat
+		for who in $(order sandgate base); do
+			[ "$who" = base ] && [ -z "$BASE" ] && continue
+			storm_sandgate "$who" "$([ "$who" = base ] && echo "$BASE" || echo "$BIN")"
+		done
+		[ -n "${NO_PEERS:-}" ] || storm_auditd
+		[ -n "${NO_PEERS:-}" ] || storm_forkstat
 	fi
 	if has work; then
 		# none and sandgate alternate which goes first; cgroup (the same session cgroup,
@@ -372,14 +388,19 @@ for r in $(seq "$ROUNDS"); do
 		work make cgroup
 		work untar cgroup
 		sg_stop
-		fresh_fs
-		sg_start "$BIN"
-		work make sandgate
-		echo "RESULT threads make $(thread_cpu)"
-		work untar sandgate
-		sleep 2   # what the background consumers still had to do
-		echo "RESULT threads make+untar $(thread_cpu)"
-		sg_stop
+		for who in $(order sandgate base); do
+			[ "$who" = base ] && [ -z "$BASE" ] && continue
+			fresh_fs
+			SGB=$([ "$who" = base ] && echo "$BASE" || echo "$BIN")
+			sg_start "$SGB"
+			work make "$who"
+			echo "RESULT threads make $(thread_cpu)"
+			work untar "$who"
+			sleep 2   # what the background consumers still had to do
+			echo "RESULT threads make+untar $(thread_cpu)"
+			sg_stop
+			SGB=
+		done
 		[ $((r % 2)) -eq 0 ] && fresh_fs && work make none && work untar none
 		mountpoint -q "$T/fs" && umount "$T/fs"
 	fi
@@ -392,10 +413,15 @@ for r in $(seq "$ROUNDS"); do
 		[ $((r % 2)) -eq 0 ] && work make none
 	fi
 	if has fwrite; then
-		fresh_fs   # the root filesystem here caps the writers below the target's rate
-		sg_start "$BIN"
-		fwrite_sandgate
-		sg_stop
-		mountpoint -q "$T/fs" && umount "$T/fs"
+		for who in $(order sandgate base); do
+			[ "$who" = base ] && [ -z "$BASE" ] && continue
+			fresh_fs   # the root filesystem here caps the writers below the target's rate
+			SGB=$([ "$who" = base ] && echo "$BASE" || echo "$BIN")
+			sg_start "$SGB"
+			fwrite_sandgate "$who"
+			sg_stop
+			SGB=
+			mountpoint -q "$T/fs" && umount "$T/fs"
+		done
 	fi
 done

@@ -87,31 +87,59 @@ def work_table(rounds):
     print("| workload | against | baseline s | in a session s | ratio of medians | "
           "median of per-round ratios (rounds) |")
     print("|---|---|---|---|---|---|")
-    for what in ("make", "untar"):
-        sg = values(rounds, what, "sandgate", "wall_s")
+    for what, who in (("make", "sandgate"), ("make", "base"), ("untar", "sandgate"),
+                      ("untar", "base")):
+        sg = values(rounds, what, who, "wall_s")
         for base, label in (("none", "no sensor, no cgroup"),
                             ("cgroup", "the session's cgroup, no sensor")):
             b = values(rounds, what, base, "wall_s")
-            pairs = paired(rounds, what, base, "sandgate")
+            pairs = paired(rounds, what, base, who)
             if not b or not sg or not pairs:
                 continue
-            print(f"| {what} | {label} | {fmt(med(b))} | {fmt(med(sg))} | "
+            print(f"| {what} ({who}) | {label} | {fmt(med(b))} | {fmt(med(sg))} | "
                   f"{(med(sg) / med(b) - 1) * 100:+.1f} % | "
                   f"{(med(pairs) - 1) * 100:+.1f} % "
                   f"({', '.join(f'{(p - 1) * 100:+.0f}' for p in pairs)}) |")
 
 
 def fwrite_table(rounds):
-    rate = values(rounds, "fwrite", "sandgate", "rate")
-    if not rate:
+    print("| file events | build | journaled (median) | rate /s, median (rounds) | overflows |")
+    print("|---|---|---|---|---|")
+    for who in ("sandgate", "base"):
+        rate = values(rounds, "fwrite", who, "rate")
+        if not rate:
+            continue
+        ev = values(rounds, "fwrite", who, "events")
+        ovf = values(rounds, "fwrite", who, "overflows")
+        print(f"| {fmt(med(values(rounds, 'fwrite', who, 'want')), 0)} per round | {who} | "
+              f"{fmt(med(ev), 0)} | {fmt(med(rate), 0)} ({', '.join(fmt(r, 0) for r in rate)}) | "
+              f"{fmt(sum(ovf), 0)} |")
+
+
+def after_before_table(rounds):
+    """This build (sandgate) against SANDGATE_BASE_BIN (base), paired within each round."""
+    rows = (("storm", "wall_s", "storm wall s"), ("storm", "cpu_ms_per_1k", "storm daemon CPU ms / 1000 execs"),
+            ("storm", "pct", "storm complete %"), ("make", "wall_s", "make wall s"),
+            ("untar", "wall_s", "untar wall s"), ("fwrite", "rate", "fwrite journaled events / s"))
+    out = []
+    for what, key, label in rows:
+        pairs = []
+        for r in rounds:
+            a = num(r.get((what, "base"), {}).get(key))
+            b = num(r.get((what, "sandgate"), {}).get(key))
+            if a and b:
+                pairs.append(b / a)
+        if pairs:
+            out.append((label, med(values(rounds, what, "base", key)),
+                        med(values(rounds, what, "sandgate", key)), pairs))
+    if not out:
         return
-    ev = values(rounds, "fwrite", "sandgate", "events")
-    ovf = values(rounds, "fwrite", "sandgate", "overflows")
-    print("| file events | journaled (median) | rate /s, median (rounds) | overflows |")
+    print("| measure | before (base), median | after (sandgate), median | "
+          "after / before, median of per-round ratios (rounds) |")
     print("|---|---|---|---|")
-    print(f"| {fmt(med(values(rounds, 'fwrite', 'sandgate', 'want')), 0)} per round | "
-          f"{fmt(med(ev), 0)} | {fmt(med(rate), 0)} ({', '.join(fmt(r, 0) for r in rate)}) | "
-          f"{fmt(sum(ovf), 0)} |")
+    for label, b, a, pairs in out:
+        print(f"| {label} | {fmt(b, 2)} | {fmt(a, 2)} | {fmt(med(pairs), 3)} "
+              f"({', '.join(fmt(p, 2) for p in pairs)}) |")
 
 
 def main():
@@ -123,7 +151,7 @@ def main():
         sys.stderr.write(f"summary.py: no rounds in {sys.argv[1]}\n")
         return 1
     print(f"{len(rounds)} rounds\n")
-    for table in (storm_table, work_table, fwrite_table):
+    for table in (storm_table, work_table, fwrite_table, after_before_table):
         table(rounds)
         print()
     return 0
