@@ -13,55 +13,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "conf/addr.h"
+#include "conf/errors.h"
 #include "daemon/config_detect.h"
 #include "daemon/config_sinks.h"
 
-#define CONFIG_MAX_FILE_BYTES (4u << 20)   /* larger files are refused (-EFBIG) */
-#define CONFIG_MAX_ERRORS 200              /* errors kept; later ones only counted */
 #define CONFIG_MAX_RESOLVERS 16
-
-/* ---- errors ---------------------------------------------------------------------- */
-
-struct config_error {
-	char *file;       /* the name given to the loader (path or buffer name) */
-	unsigned line;    /* 1-based; 0 when the error is about the whole file */
-	unsigned col;     /* 1-based; 0 when unknown */
-	char *msg;        /* the message, without the location */
-};
-
-/*
- * Caller-owned list; start it zeroed (CONFIG_ERRORS_INIT) and pass it to any number of
- * loads; config_errors_free() empties it. Errors are kept in file order.
- */
-struct config_errors {
-	struct config_error *v;
-	size_t n;
-	size_t cap;
-	size_t dropped;   /* errors beyond CONFIG_MAX_ERRORS: counted, not kept */
-	bool oom;         /* an error could not be recorded for lack of memory */
-};
-#define CONFIG_ERRORS_INIT { NULL, 0, 0, 0, false }
-
-/* Number of errors kept in e (dropped ones not included). */
-size_t config_errors_count(const struct config_errors *e);
-
-/* The i-th error (0-based, file order), or NULL when i is out of range. */
-const struct config_error *config_errors_at(const struct config_errors *e, size_t i);
-
-/*
- * Formats one error as "FILE:LINE:COL: message" (":LINE:COL" left out when unknown) into
- * buf, always NUL-terminated. Returns the length snprintf would have produced.
- */
-int config_error_format(const struct config_error *err, char *buf, size_t len);
-
-/*
- * Writes every error, one "FILE:LINE:COL: message" per line, then a line counting the
- * dropped ones, if any. For `sandgated --check-config`. Returns 0 or -EIO.
- */
-int config_errors_print(const struct config_errors *e, FILE *f);
-
-/* Frees every error and leaves e empty and reusable. Accepts NULL. */
-void config_errors_free(struct config_errors *e);
 
 /* ---- settings ------------------------------------------------------------------- */
 
@@ -69,12 +26,6 @@ enum sg_log_level { SG_LOG_ERROR, SG_LOG_WARN, SG_LOG_INFO, SG_LOG_DEBUG };
 
 /* Same order as enum journal_fsync (journal/journal.h). */
 enum sg_fsync { SG_FSYNC_CHECKPOINT, SG_FSYNC_ALWAYS, SG_FSYNC_NEVER };
-
-/* An IPv4 or IPv6 address in network byte order. */
-struct sg_addr {
-	int family;           /* AF_INET or AF_INET6 */
-	uint8_t bytes[16];    /* the first 4 for AF_INET */
-};
 
 struct sg_resolver {
 	struct sg_addr addr;

@@ -3,7 +3,7 @@
  * path prefixes have their reads logged (docs/config.md).
  */
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/config_int.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
  * (sandgated --check-config loads them too: daemon/detect_glue.c).
  */
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/config_int.h"
 #include "common/paths.h"
 
 #include <errno.h>

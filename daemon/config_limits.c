@@ -4,7 +4,7 @@
  * does (docs/config.md, docs/limits.md).
  */
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/config_int.h"
 
 #include <errno.h>
 #include <stddef.h>

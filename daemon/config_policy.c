@@ -4,7 +4,7 @@
  * domain names and CIDRs that the gateway's matcher relies on.
  */
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/config_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

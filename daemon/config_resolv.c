@@ -6,7 +6,7 @@
  * the host's stub anyway.
  */
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/config_int.h"
 
 #include <errno.h>
 #include <stdio.h>

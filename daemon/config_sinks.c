@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/config_int.h"
 
 #define F(T, f) offsetof(T, f)
 #define MS_S 1000ull
