@@ -288,6 +288,22 @@ static int sec_gateway(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 	return ret;
 }
 
+/* Each part reads its own section into its own struct; the config only places them. */
+#define SECTION(fn, field)                                                                 \
+	static int sec_##fn(struct cfg_ctx *ctx, const struct cy_node *v, void *base,       \
+			    const struct cfg_key *k)                                     \
+	{                                                                                   \
+		(void)k;                                                                    \
+		return cfg_##fn(ctx, v, &((struct sg_config *)base)->field);                \
+	}
+SECTION(audit, audit)
+SECTION(limits, limits)
+SECTION(index, invest)
+SECTION(sinks, invest)
+SECTION(retention, invest)
+SECTION(detect, detect)
+#undef SECTION
+
 #define C struct sg_config
 static const struct cfg_key top_keys[] = {
 	{ "host", CK_STR, F(C, host), 0, 0, 0, NULL, check_word },
@@ -300,12 +316,12 @@ static const struct cfg_key top_keys[] = {
 	{ "journal", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_journal },
 	{ "gateway", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_gateway },
 	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_policies },
-	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_audit },
-	{ "limits", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_limits },
-	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_index },
-	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_sinks },
-	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_retention },
-	{ "detection", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_detect },
+	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_audit },
+	{ "limits", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_limits },
+	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_index },
+	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_sinks },
+	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_retention },
+	{ "detection", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_detect },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef C

@@ -15,8 +15,10 @@
 
 #include "conf/addr.h"
 #include "conf/errors.h"
-#include "daemon/config_detect.h"
-#include "daemon/config_sinks.h"
+#include "audit/audit_conf.h"
+#include "daemon/limits_conf.h"
+#include "detect/detect_conf.h"
+#include "journal/sink_conf.h"
 
 #define CONFIG_MAX_RESOLVERS 16
 
@@ -77,39 +79,6 @@ struct sg_gateway_config {
 	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
 	unsigned blocked_budget;      /* blocked attempts/s a session logs one by one; 0: all */
 	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
-};
-
-enum sg_exec_source { SG_EXEC_PROC_CONNECTOR, SG_EXEC_AUDIT };
-
-/* The audit sensors (daemon/config_audit.c; docs/config.md "audit"). */
-struct sg_audit_config {
-	bool enabled;                 /* default true */
-	bool files;                   /* the fanotify sensor; default true */
-	bool file_modify;             /* FAN_MODIFY too (writes to files held open); true */
-	bool packages;                /* package.install (docs/packages.md); default true */
-	enum sg_exec_source exec_source;  /* default audit (the connector as fallback) */
-	uint64_t proc_rcvbuf;         /* proc connector SO_RCVBUF bytes; default 32 MiB */
-	char **file_marks;            /* mount points marked (filesystem marks); ["/"] */
-	size_t n_file_marks;
-	char **sensitive_paths;       /* prefixes whose reads are logged; "~/x": any home */
-	size_t n_sensitive_paths;
-	bool file_mounts;             /* mark every writable filesystem, and new mounts; true */
-	uint64_t read_repeat_ms;      /* repeated reads summed up this often; 60 s */
-};
-
-/* What the limits watcher does when a session's workdir outgrows --disk. */
-enum sg_disk_action { SG_DISK_WARN, SG_DISK_KILL };
-
-/* The resource limits watcher (daemon/config_limits.c; docs/config.md "limits"). */
-struct sg_limits_config {
-	bool enabled;                 /* default true */
-	uint64_t sample_interval_ms;  /* cpu.stat (and v1 counters without notification); 1s */
-	uint64_t report_interval_ms;  /* at most one cpu/memory_max/pids report per session
-					 and limit per interval; default 10s */
-	uint64_t disk_interval_ms;    /* workdir measured against --disk; default 5s */
-	enum sg_disk_action disk_action;   /* default warn */
-	uint64_t disk_max_entries;    /* entries walked per measure; default 100000 */
-	bool kmsg;                    /* OOM victims from /dev/kmsg; default true */
 };
 
 /* ---- policies ------------------------------------------------------------------- */
@@ -176,10 +145,10 @@ struct sg_config {
 	struct sg_cgroup_config cgroup;
 	struct sg_journal_config journal;
 	struct sg_gateway_config gateway;
-	struct sg_audit_config audit;
-	struct sg_limits_config limits;   /* limits: (config_limits.c) */
-	struct sg_invest_config invest;   /* index:, retention:, sinks: (config_sinks.c) */
-	struct sg_detect_config detect;   /* detection: (config_detect.c) */
+	struct sg_audit_config audit;     /* audit: (audit/audit_conf.c) */
+	struct sg_limits_config limits;   /* limits: (daemon/limits_conf.c) */
+	struct sg_invest_config invest;   /* index:, retention:, sinks: (journal/sink_conf.c) */
+	struct sg_detect_config detect;   /* detection: (detect/detect_conf.c) */
 	struct sg_policy *policies;   /* always holds one named "default" */
 	size_t n_policies;
 };

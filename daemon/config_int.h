@@ -14,15 +14,4 @@ int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
 int cfg_policy_embedded_default(struct sg_config *c);
 void cfg_policy_free(struct sg_policy *p);
 
-/* The audit: section (config_audit.c): reader, defaults, free. */
-int cfg_audit(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	      const struct cfg_key *k);
-int cfg_audit_default(struct sg_audit_config *a);
-void cfg_audit_free(struct sg_audit_config *a);
-
-/* The limits: section (config_limits.c): reader and defaults (nothing to free). */
-int cfg_limits(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	       const struct cfg_key *k);
-void cfg_limits_default(struct sg_limits_config *l);
-
 #endif
