@@ -304,6 +304,15 @@ SECTION(retention, invest)
 SECTION(detect, detect)
 #undef SECTION
 
+static int sec_policies(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			const struct cfg_key *k)
+{
+	struct sg_config *c = base;
+
+	(void)k;
+	return cfg_policies(ctx, v, &c->policies, &c->n_policies);
+}
+
 #define C struct sg_config
 static const struct cfg_key top_keys[] = {
 	{ "host", CK_STR, F(C, host), 0, 0, 0, NULL, check_word },
@@ -315,7 +324,7 @@ static const struct cfg_key top_keys[] = {
 	{ "cgroup", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_cgroup },
 	{ "journal", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_journal },
 	{ "gateway", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_gateway },
-	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_policies },
+	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_policies },
 	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_audit },
 	{ "limits", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_limits },
 	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_index },
@@ -373,7 +382,7 @@ struct sg_config *config_default(void)
 	};
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);
-	if (default_strings(c) || cfg_policy_embedded_default(c) ||
+	if (default_strings(c) || cfg_policy_embedded_default(&c->policies, &c->n_policies) ||
 	    cfg_audit_default(&c->audit) || cfg_detect_default(&c->detect)) {
 		config_free(c);
 		return NULL;
@@ -409,12 +418,7 @@ void config_free(struct sg_config *c)
 
 const struct sg_policy *config_policy(const struct sg_config *c, const char *name)
 {
-	if (!name)
-		name = "default";
-	for (size_t i = 0; i < c->n_policies; i++)
-		if (strcmp(c->policies[i].name, name) == 0)
-			return &c->policies[i];
-	return NULL;
+	return cfg_policy_find(c->policies, c->n_policies, name);
 }
 
 static int load_tree(struct cfg_ctx *ctx, const char *text, size_t len, struct sg_config *c)

@@ -8,10 +8,4 @@
 #include "conf/conf.h"
 #include "daemon/config.h"
 
-/* Policies (config_policy.c). */
-int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-		 const struct cfg_key *k);
-int cfg_policy_embedded_default(struct sg_config *c);
-void cfg_policy_free(struct sg_policy *p);
-
 #endif
