@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>   /* AF_INET, AF_INET6 for sg_addr.family */
 
 /* An IPv4 or IPv6 address in network byte order. */
 struct sg_addr {

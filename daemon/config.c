@@ -109,20 +109,6 @@ static int check_cgroup_parent(struct cfg_ctx *ctx, const struct cy_node *v, voi
 	return 0;
 }
 
-static int check_netns(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-		       const struct cfg_key *k)
-{
-	const char *s = cfg_field_str(base, k);
-
-	if (!s || s[0] == '/')
-		return cfg_check_path(ctx, v, base, k);
-	if (strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, "..") || cfg_has_ctl_or_space(s, false)) {
-		cfg_err(ctx, v, "expected a namespace name (/run/netns/NAME) or an absolute path");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			const struct cfg_key *k)
 {
@@ -137,49 +123,6 @@ static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base
 }
 
 /* ---- sections -------------------------------------------------------------------- */
-
-static int sec_resolvers(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-			 const struct cfg_key *k)
-{
-	struct sg_gateway_config *g = base;
-	struct sg_resolver *r = NULL;
-	size_t n = 0;
-	int ret = 0;
-
-	(void)k;
-	if (cy_is_null(v))
-		goto set;   /* null: the host's resolvers, as when left out */
-	g->resolvers_set = true;
-	if (cy_need(ctx, v, CY_SEQ, "a list of IP or IP:PORT"))
-		return -EINVAL;
-	if (v->n > CONFIG_MAX_RESOLVERS) {
-		cfg_err(ctx, v, "at most %d resolvers", CONFIG_MAX_RESOLVERS);
-		return -EINVAL;
-	}
-	r = calloc(v->n ? v->n : 1, sizeof(*r));
-	if (!r) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n; i++) {
-		const struct cy_node *it = v->items[i];
-		const char *s;
-
-		r[n].port = 53;
-		if (cy_str(ctx, it, &s) || cfg_parse_hostport(s, &r[n].addr, &r[n].port, false)) {
-			if (it->type == CY_SCALAR && !cy_is_null(it) && it->len)
-				cfg_err(ctx, it, "expected IP, IP:PORT or [IPv6]:PORT");
-			ret = -EINVAL;
-			continue;
-		}
-		n++;
-	}
-set:
-	free(g->resolvers);
-	g->resolvers = r;
-	g->n_resolvers = n;
-	return ret;
-}
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const fsync_modes[] = { "checkpoint", "always", "never", NULL };
@@ -213,37 +156,6 @@ static const struct cfg_key journal_keys[] = {
 };
 #undef JC
 
-#define GC struct sg_gateway_config
-static const char *const gw_modes[] = { "both", "cgroup", "interface", NULL };
-static const struct cfg_key gateway_keys[] = {
-	{ "enabled", CK_BOOL, F(GC, enabled), 0, 0, 0, NULL, NULL },
-	{ "mode", CK_ENUM, F(GC, mode), 0, 0, 0, gw_modes, NULL },
-	{ "flow_interim_interval", CK_DURATION, F(GC, flow_interim_ms), 0, MS_S, MS_DAY, NULL,
-	  NULL },
-	{ "dns_timeout", CK_DURATION, F(GC, dns_timeout_ms), 0, 100, 300 * MS_S, NULL, NULL },
-	{ "netns", CK_STR_NULL, F(GC, netns), 0, 0, 0, NULL, check_netns },
-	{ "fail_open", CK_BOOL, F(GC, fail_open), 0, 0, 0, NULL, NULL },
-	{ "queue_fanout", CK_BOOL, F(GC, queue_fanout), 0, 0, 0, NULL, NULL },
-	UINT_KEY(GC, queues, 1, 64),
-	UINT_KEY(GC, queue_len, 1, 1u << 24),
-	UINT_KEY(GC, queue_base, 0, 65535),
-	{ "ct_event_buffer", CK_SIZE, F(GC, ct_event_buffer), 0, 4096, 1ull << 30, NULL, NULL },
-	{ "dns_ttl_min", CK_DURATION, F(GC, dns_ttl_min_ms), 0, 0, MS_DAY, NULL, NULL },
-	{ "dns_ttl_max", CK_DURATION, F(GC, dns_ttl_max_ms), 0, MS_S, 7 * MS_DAY, NULL, NULL },
-	{ "resolvers", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_resolvers },
-	{ "geoip_db", CK_STR_NULL, F(GC, geoip_db), 0, 0, 0, NULL, cfg_check_path },
-	{ "doh_list", CK_STR_NULL, F(GC, doh_list), 0, 0, 0, NULL, cfg_check_path },
-	{ "enforce", CK_BOOL, F(GC, enforce), 0, 0, 0, NULL, NULL },
-	UINT_KEY(GC, block_burst, 0, 1000000),
-	{ "block_window", CK_DURATION, F(GC, block_window_ms), 0, 100, MS_DAY, NULL, NULL },
-	{ "revoke_on_reload", CK_BOOL, F(GC, revoke_on_reload), 0, 0, 0, NULL, NULL },
-	UINT_KEY(GC, blocked_budget, 0, 1000000),
-	{ "blocked_summary_interval", CK_DURATION, F(GC, blocked_summary_ms), 0, 100, 3600 * MS_S,
-	  NULL, NULL },
-	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
-};
-#undef GC
-
 static int sec_cgroup(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		      const struct cfg_key *k)
 {
@@ -256,36 +168,6 @@ static int sec_journal(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 {
 	(void)k;
 	return cfg_walk(ctx, v, journal_keys, &((struct sg_config *)base)->journal, "journal");
-}
-
-/* Cross-field rules, reported at the mapping so the line points into the section. */
-static int gateway_consistent(struct cfg_ctx *ctx, const struct cy_node *v,
-			      const struct sg_gateway_config *g)
-{
-	int ret = 0;
-
-	if (g->dns_ttl_min_ms > g->dns_ttl_max_ms) {
-		cfg_err(ctx, v, "dns_ttl_min is greater than dns_ttl_max");
-		ret = -EINVAL;
-	}
-	if ((uint64_t)g->queue_base + g->queues > 65536) {
-		cfg_err(ctx, v, "queue_base + queues exceeds 65536 (queue numbers are 16-bit)");
-		ret = -EINVAL;
-	}
-	return ret;
-}
-
-static int sec_gateway(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-		       const struct cfg_key *k)
-{
-	struct sg_gateway_config *g = &((struct sg_config *)base)->gateway;
-	int ret;
-
-	(void)k;
-	ret = cfg_walk(ctx, v, gateway_keys, g, "gateway");
-	if (ret == 0)
-		ret = gateway_consistent(ctx, v, g);
-	return ret;
 }
 
 /* Each part reads its own section into its own struct; the config only places them. */
@@ -302,6 +184,7 @@ SECTION(index, invest)
 SECTION(sinks, invest)
 SECTION(retention, invest)
 SECTION(detect, detect)
+SECTION(gateway, gateway)
 #undef SECTION
 
 static int sec_policies(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
@@ -371,15 +254,7 @@ struct sg_config *config_default(void)
 		.checkpoint_events = 1000, .heartbeat_interval_ms = 10 * MS_S,
 		.queue_capacity = 65536, .origin = NULL,
 	};
-	c->gateway = (struct sg_gateway_config){
-		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
-		.ct_event_buffer = 16 << 20,
-		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
-		.enabled = false, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
-		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
-		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
-		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
-	};
+	cfg_gateway_default(&c->gateway);
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);
 	if (default_strings(c) || cfg_policy_embedded_default(&c->policies, &c->n_policies) ||
@@ -403,10 +278,7 @@ void config_free(struct sg_config *c)
 	free(c->cgroup.parent);
 	free(c->journal.origin);
 	free(c->journal.witness_dir);
-	free(c->gateway.netns);
-	free(c->gateway.resolvers);
-	free(c->gateway.geoip_db);
-	free(c->gateway.doh_list);
+	cfg_gateway_free(&c->gateway);
 	cfg_audit_free(&c->audit);
 	cfg_invest_free(&c->invest);
 	cfg_detect_free(&c->detect);

@@ -18,10 +18,10 @@
 #include "audit/audit_conf.h"
 #include "daemon/limits_conf.h"
 #include "detect/detect_conf.h"
+#include "gateway/gateway_conf.h"
 #include "journal/sink_conf.h"
 #include "policy/policy_conf.h"
 
-#define CONFIG_MAX_RESOLVERS 16
 
 /* ---- settings ------------------------------------------------------------------- */
 
@@ -29,11 +29,6 @@ enum sg_log_level { SG_LOG_ERROR, SG_LOG_WARN, SG_LOG_INFO, SG_LOG_DEBUG };
 
 /* Same order as enum journal_fsync (journal/journal.h). */
 enum sg_fsync { SG_FSYNC_CHECKPOINT, SG_FSYNC_ALWAYS, SG_FSYNC_NEVER };
-
-struct sg_resolver {
-	struct sg_addr addr;
-	uint16_t port;        /* 53 when the entry gave none */
-};
 
 struct sg_cgroup_config {
 	char *root;           /* "auto" (the caller detects the v2 mount) or an absolute path */
@@ -52,36 +47,6 @@ struct sg_journal_config {
 	char *witness_dir;            /* NULL: none; every checkpoint also appended there */
 };
 
-/* Which session traffic the gateway classifies (nft/nft.h cgroup_mode, iface_mode). */
-enum sg_gw_mode { SG_GW_MODE_BOTH, SG_GW_MODE_CGROUP, SG_GW_MODE_INTERFACE };
-
-struct sg_gateway_config {
-	bool enabled;                 /* default false: opt-in until policies land */
-	enum sg_gw_mode mode;         /* default both */
-	uint64_t flow_interim_ms;     /* net.flow final:false for longer flows; default 60s */
-	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged; default 5s */
-	char *netns;                  /* NULL: the daemon's own; a name or an absolute path */
-	bool fail_open;
-	bool queue_fanout;            /* queue by CPU (fanout) instead of by flow hash */
-	unsigned queues;              /* NFQUEUE numbers queue_base .. queue_base+queues-1 */
-	unsigned queue_len;
-	unsigned queue_base;
-	uint64_t ct_event_buffer;     /* conntrack event socket receive buffer, bytes */
-	uint64_t dns_ttl_min_ms;
-	uint64_t dns_ttl_max_ms;
-	struct sg_resolver *resolvers;
-	size_t n_resolvers;
-	bool resolvers_set;           /* written in the file; else the host's (config_resolv.c) */
-	char *geoip_db;               /* NULL: no GeoIP enrichment */
-	char *doh_list;               /* NULL: the shipped data file */
-	bool enforce;                 /* default true; false: observe only (no_policy) */
-	unsigned block_burst;         /* blocked attempts per window before policy.violation */
-	uint64_t block_window_ms;
-	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
-	unsigned blocked_budget;      /* blocked attempts/s a session logs one by one; 0: all */
-	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
-};
-
 /* ---- the whole file ------------------------------------------------------------- */
 
 /*
@@ -97,7 +62,7 @@ struct sg_config {
 	enum sg_log_level log_level;
 	struct sg_cgroup_config cgroup;
 	struct sg_journal_config journal;
-	struct sg_gateway_config gateway;
+	struct sg_gateway_config gateway; /* gateway: (gateway/gateway_conf.c) */
 	struct sg_audit_config audit;     /* audit: (audit/audit_conf.c) */
 	struct sg_limits_config limits;   /* limits: (daemon/limits_conf.c) */
 	struct sg_invest_config invest;   /* index:, retention:, sinks: (journal/sink_conf.c) */
@@ -143,24 +108,6 @@ int config_check_file(const char *path, FILE *out, FILE *err);
  * `socket cgroupv2 level L` matches in the gateway's ruleset. PARENT's depth plus one.
  */
 unsigned config_cgroup_level(const struct sg_config *c);
-
-/*
- * Parses resolv.conf text: the "nameserver ADDR" lines (port 53), at most max of them
- * into out (*n set). Pure; 0.
- */
-int config_resolv_parse(const char *text, size_t len, struct sg_resolver *out, size_t max,
-			size_t *n);
-
-/*
- * gateway.resolvers not written in the file: sets them to the host's, from resolv
- * (/etc/resolv.conf), or from resolved (/run/systemd/resolve/resolv.conf) when resolv
- * names only systemd-resolved's stub. from gets the file used. A missing file gives no
- * resolvers. 0, -ENOMEM or another -errno reading the file.
- */
-int config_host_resolvers(struct sg_config *c, const char *resolv, const char *resolved,
-			  char *from, size_t fromlen);
-#define CONFIG_RESOLV_CONF "/etc/resolv.conf"
-#define CONFIG_RESOLVED_CONF "/run/systemd/resolve/resolv.conf"
 
 /* Frees a config and everything it owns. Accepts NULL. */
 void config_free(struct sg_config *c);
