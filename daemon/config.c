@@ -1,10 +1,12 @@
 /*
- * Config loading: the embedded defaults, the top-level, cgroup, journal
- * and gateway sections, and the all-or-nothing load. Policies are in config_policy.c,
- * the YAML tree, typed readers and error list in conf/.
+ * Config loading: composes the whole file from the parts' sections. Here: the embedded
+ * defaults, the top-level, cgroup and journal keys, and the all-or-nothing load. Every
+ * other section is read by its part into its own struct (gateway/gateway_conf.c,
+ * policy/policy_conf.c, audit/audit_conf.c, daemon/limits_conf.c, journal/sink_conf.c,
+ * detect/detect_conf.c); the YAML tree, typed readers and error list are conf/'s.
  */
 #include "daemon/config.h"
-#include "daemon/config_int.h"
+#include "conf/conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 /*
  * The daemon's configuration: one YAML file (docs/config.md lists every key) turned into
- * a plain, fully validated struct sg_config. Loading is all or nothing: any error (unknown
+ * a plain, fully validated struct sg_config, composed of the sections each part defines
+ * and reads itself (their *_conf.h headers, included below). Loading is all or nothing: any error (unknown
  * key, wrong type, bad value, duplicate key) is collected with FILE:LINE into a
  * config_errors list, every error in the file is reported, and no config object is
  * returned, so a bad file never half-applies. Nothing here logs or touches global state.
