@@ -1,10 +1,12 @@
 /*
- * Config loading: the error list, the embedded defaults, the top-level, cgroup, journal
- * and gateway sections, and the all-or-nothing load. Policies are in config_policy.c,
- * the YAML tree in config_yaml.c, the typed readers in config_value.c.
+ * Config loading: composes the whole file from the parts' sections. Here: the embedded
+ * defaults, the top-level, cgroup and journal keys, and the all-or-nothing load. Every
+ * other section is read by its part into its own struct (gateway/gateway_conf.c,
+ * policy/policy_conf.c, audit/audit_conf.c, daemon/limits_conf.c, sinks/sink_conf.c,
+ * detect/detect_conf.c); the YAML tree, typed readers and error list are conf/'s.
  */
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,202 +23,14 @@
 #define MS_S 1000ull
 #define MS_DAY (86400ull * MS_S)
 
-/* ---- errors ---------------------------------------------------------------------- */
-
-int config_errors_add(struct config_errors *e, const char *file, unsigned line,
-		      unsigned col, const char *msg)
-{
-	struct config_error *err;
-
-	if (e->n >= CONFIG_MAX_ERRORS) {
-		e->dropped++;
-		return 0;
-	}
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 16;
-		struct config_error *v = realloc(e->v, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		e->v = v;
-		e->cap = cap;
-	}
-	err = &e->v[e->n];
-	err->file = strdup(file ? file : "(config)");
-	err->msg = strdup(msg);
-	err->line = line;
-	err->col = col;
-	if (!err->file || !err->msg) {
-		free(err->file);
-		free(err->msg);
-		goto oom;
-	}
-	e->n++;
-	return 0;
-oom:
-	e->oom = true;
-	return -ENOMEM;
-}
-
-size_t config_errors_count(const struct config_errors *e)
-{
-	return e ? e->n : 0;
-}
-
-const struct config_error *config_errors_at(const struct config_errors *e, size_t i)
-{
-	return e && i < e->n ? &e->v[i] : NULL;
-}
-
-int config_error_format(const struct config_error *err, char *buf, size_t len)
-{
-	if (err->line && err->col)
-		return snprintf(buf, len, "%s:%u:%u: %s", err->file, err->line, err->col, err->msg);
-	if (err->line)
-		return snprintf(buf, len, "%s:%u: %s", err->file, err->line, err->msg);
-	return snprintf(buf, len, "%s: %s", err->file, err->msg);
-}
-
-int config_errors_print(const struct config_errors *e, FILE *f)
-{
-	char line[1024];
-
-	for (size_t i = 0; i < config_errors_count(e); i++) {
-		config_error_format(&e->v[i], line, sizeof(line));
-		fprintf(f, "%s\n", line);
-	}
-	if (e && e->dropped)
-		fprintf(f, "... and %zu more errors\n", e->dropped);
-	if (e && e->oom)
-		fprintf(f, "(some errors were lost: out of memory)\n");
-	return ferror(f) ? -EIO : 0;
-}
-
-void config_errors_free(struct config_errors *e)
-{
-	if (!e)
-		return;
-	for (size_t i = 0; i < e->n; i++) {
-		free(e->v[i].file);
-		free(e->v[i].msg);
-	}
-	free(e->v);
-	*e = (struct config_errors)CONFIG_ERRORS_INIT;
-}
-
-/* Parser errors (syntax, duplicates) come before schema errors: put them in line order. */
-static void errors_sort_from(struct config_errors *e, size_t from)
-{
-	for (size_t i = from + 1; i < e->n; i++) {
-		struct config_error x = e->v[i];
-		size_t j = i;
-
-		/* Insertion sort: stable, and n <= CONFIG_MAX_ERRORS. */
-		while (j > from && (e->v[j - 1].line > x.line ||
-				    (e->v[j - 1].line == x.line && e->v[j - 1].col > x.col))) {
-			e->v[j] = e->v[j - 1];
-			j--;
-		}
-		e->v[j] = x;
-	}
-}
-
-/* ---- addresses ------------------------------------------------------------------- */
-
-int cfg_parse_addr(const char *s, struct sg_addr *a)
-{
-	memset(a, 0, sizeof(*a));
-	if (inet_pton(AF_INET, s, a->bytes) == 1) {
-		a->family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, a->bytes) == 1) {
-		a->family = AF_INET6;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int parse_port(const char *s, uint16_t *port)
-{
-	unsigned long v = 0;
-	size_t i = 0;
-
-	for (; s[i] >= '0' && s[i] <= '9' && i < 6; i++)
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	if (i == 0 || s[i] != '\0' || v < 1 || v > 65535)
-		return -EINVAL;
-	*port = (uint16_t)v;
-	return 0;
-}
-
-/* "IP", "IP:PORT", "IPv6", "[IPv6]:PORT". *port is left alone when none is given. */
-int cfg_parse_hostport(const char *s, struct sg_addr *a, uint16_t *port, bool need_port)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *colon = strrchr(s, ':'), *p = NULL;
-	size_t hl;
-
-	if (s[0] == '[') {
-		const char *end = strchr(s, ']');
-
-		if (!end || (end[1] != '\0' && end[1] != ':'))
-			return -EINVAL;
-		hl = (size_t)(end - s - 1);
-		s++;
-		p = end[1] == ':' ? end + 2 : NULL;
-	} else if (colon && strchr(s, ':') == colon) {
-		hl = (size_t)(colon - s);
-		p = colon + 1;
-	} else {
-		hl = strlen(s);   /* no port; several colons: a bare IPv6 address */
-	}
-	if (hl >= sizeof(host) || (need_port && !p))
-		return -EINVAL;
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	if (cfg_parse_addr(host, a))
-		return -EINVAL;
-	if (p && parse_port(p, port))
-		return -EINVAL;
-	return 0;
-}
-
 /* ---- field checkers (run after the value is stored) --------------------------------- */
-
-static const char *field_str(void *base, const struct cfg_key *k)
-{
-	return *(char **)((char *)base + k->off);
-}
-
-static bool has_ctl_or_space(const char *s, bool space_ok)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f || (!space_ok && *s == ' '))
-			return true;
-	return false;
-}
-
-static int check_path(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-		      const struct cfg_key *k)
-{
-	const char *s = field_str(base, k);
-
-	if (!s)
-		return 0;
-	if (s[0] != '/' || strlen(s) >= PATH_MAX || has_ctl_or_space(s, true)) {
-		cfg_err(ctx, v, "expected an absolute path");
-		return -EINVAL;
-	}
-	return 0;
-}
 
 static int check_socket(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			const struct cfg_key *k)
 {
-	const char *s = field_str(base, k);
+	const char *s = cfg_field_str(base, k);
 
-	if (check_path(ctx, v, base, k))
+	if (cfg_check_path(ctx, v, base, k))
 		return -EINVAL;
 	if (strlen(s) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
 		cfg_err(ctx, v, "socket path longer than %zu bytes",
@@ -229,11 +43,11 @@ static int check_socket(struct cfg_ctx *ctx, const struct cy_node *v, void *base
 static int check_word(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		      const struct cfg_key *k)
 {
-	const char *s = field_str(base, k);
+	const char *s = cfg_field_str(base, k);
 
 	if (!s)
 		return 0;
-	if (strlen(s) > 253 || has_ctl_or_space(s, false)) {
+	if (strlen(s) > 253 || cfg_has_ctl_or_space(s, false)) {
 		cfg_err(ctx, v, "expected at most 253 printable characters without spaces");
 		return -EINVAL;
 	}
@@ -243,7 +57,7 @@ static int check_word(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 static int check_group(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		       const struct cfg_key *k)
 {
-	const char *s = field_str(base, k);
+	const char *s = cfg_field_str(base, k);
 	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
 
 	if (s[n] != '\0' || n > 32 || s[0] == '-') {
@@ -256,7 +70,7 @@ static int check_group(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 static int check_listen(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			const struct cfg_key *k)
 {
-	const char *s = field_str(base, k);
+	const char *s = cfg_field_str(base, k);
 	struct sg_addr a;
 	uint16_t port;
 
@@ -270,17 +84,17 @@ static int check_listen(struct cfg_ctx *ctx, const struct cy_node *v, void *base
 static int check_cgroup_root(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			     const struct cfg_key *k)
 {
-	if (strcmp(field_str(base, k), "auto") == 0)
+	if (strcmp(cfg_field_str(base, k), "auto") == 0)
 		return 0;
-	return check_path(ctx, v, base, k);
+	return cfg_check_path(ctx, v, base, k);
 }
 
 /* A relative path below the cgroup root; ".." could escape it. */
 static int check_cgroup_parent(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			       const struct cfg_key *k)
 {
-	const char *s = field_str(base, k), *c = s;
-	bool bad = s[0] == '/' || has_ctl_or_space(s, false);
+	const char *s = cfg_field_str(base, k), *c = s;
+	bool bad = s[0] == '/' || cfg_has_ctl_or_space(s, false);
 
 	while (!bad) {
 		size_t l = strcspn(c, "/");
@@ -297,27 +111,13 @@ static int check_cgroup_parent(struct cfg_ctx *ctx, const struct cy_node *v, voi
 	return 0;
 }
 
-static int check_netns(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-		       const struct cfg_key *k)
-{
-	const char *s = field_str(base, k);
-
-	if (!s || s[0] == '/')
-		return check_path(ctx, v, base, k);
-	if (strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, "..") || has_ctl_or_space(s, false)) {
-		cfg_err(ctx, v, "expected a namespace name (/run/netns/NAME) or an absolute path");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			const struct cfg_key *k)
 {
-	const char *s = field_str(base, k);
+	const char *s = cfg_field_str(base, k);
 
 	/* The origin is the first line of every signed checkpoint: one printable line. */
-	if (s && has_ctl_or_space(s, true)) {
+	if (s && cfg_has_ctl_or_space(s, true)) {
 		cfg_err(ctx, v, "must not contain control characters");
 		return -EINVAL;
 	}
@@ -325,49 +125,6 @@ static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base
 }
 
 /* ---- sections -------------------------------------------------------------------- */
-
-static int sec_resolvers(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-			 const struct cfg_key *k)
-{
-	struct sg_gateway_config *g = base;
-	struct sg_resolver *r = NULL;
-	size_t n = 0;
-	int ret = 0;
-
-	(void)k;
-	if (cy_is_null(v))
-		goto set;   /* null: the host's resolvers, as when left out */
-	g->resolvers_set = true;
-	if (cy_need(ctx, v, CY_SEQ, "a list of IP or IP:PORT"))
-		return -EINVAL;
-	if (v->n > CONFIG_MAX_RESOLVERS) {
-		cfg_err(ctx, v, "at most %d resolvers", CONFIG_MAX_RESOLVERS);
-		return -EINVAL;
-	}
-	r = calloc(v->n ? v->n : 1, sizeof(*r));
-	if (!r) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n; i++) {
-		const struct cy_node *it = v->items[i];
-		const char *s;
-
-		r[n].port = 53;
-		if (cy_str(ctx, it, &s) || cfg_parse_hostport(s, &r[n].addr, &r[n].port, false)) {
-			if (it->type == CY_SCALAR && !cy_is_null(it) && it->len)
-				cfg_err(ctx, it, "expected IP, IP:PORT or [IPv6]:PORT");
-			ret = -EINVAL;
-			continue;
-		}
-		n++;
-	}
-set:
-	free(g->resolvers);
-	g->resolvers = r;
-	g->n_resolvers = n;
-	return ret;
-}
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const fsync_modes[] = { "checkpoint", "always", "never", NULL };
@@ -396,42 +153,10 @@ static const struct cfg_key journal_keys[] = {
 	  NULL },
 	UINT_KEY(JC, queue_capacity, 16, 1u << 24),
 	{ "origin", CK_STR_NULL, F(JC, origin), 0, 0, 0, NULL, check_origin },
-	{ "witness_dir", CK_STR_NULL, F(JC, witness_dir), 0, 0, 0, NULL, check_path },
+	{ "witness_dir", CK_STR_NULL, F(JC, witness_dir), 0, 0, 0, NULL, cfg_check_path },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef JC
-
-#define GC struct sg_gateway_config
-static const char *const gw_modes[] = { "both", "cgroup", "interface", NULL };
-static const struct cfg_key gateway_keys[] = {
-	{ "enabled", CK_BOOL, F(GC, enabled), 0, 0, 0, NULL, NULL },
-	{ "mode", CK_ENUM, F(GC, mode), 0, 0, 0, gw_modes, NULL },
-	{ "flow_interim_interval", CK_DURATION, F(GC, flow_interim_ms), 0, MS_S, MS_DAY, NULL,
-	  NULL },
-	{ "dns_timeout", CK_DURATION, F(GC, dns_timeout_ms), 0, 100, 300 * MS_S, NULL, NULL },
-	{ "netns", CK_STR_NULL, F(GC, netns), 0, 0, 0, NULL, check_netns },
-	{ "fail_open", CK_BOOL, F(GC, fail_open), 0, 0, 0, NULL, NULL },
-	{ "queue_fanout", CK_BOOL, F(GC, queue_fanout), 0, 0, 0, NULL, NULL },
-	UINT_KEY(GC, queues, 1, 64),
-	UINT_KEY(GC, queue_len, 1, 1u << 24),
-	UINT_KEY(GC, queue_base, 0, 65535),
-	{ "ct_event_buffer", CK_SIZE, F(GC, ct_event_buffer), 0, 4096, 1ull << 30, NULL, NULL },
-	{ "dns_ttl_min", CK_DURATION, F(GC, dns_ttl_min_ms), 0, 0, MS_DAY, NULL, NULL },
-	{ "dns_ttl_max", CK_DURATION, F(GC, dns_ttl_max_ms), 0, MS_S, 7 * MS_DAY, NULL, NULL },
-	{ "resolvers", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_resolvers },
-	{ "geoip_db", CK_STR_NULL, F(GC, geoip_db), 0, 0, 0, NULL, check_path },
-	{ "doh_list", CK_STR_NULL, F(GC, doh_list), 0, 0, 0, NULL, check_path },
-	{ "enforce", CK_BOOL, F(GC, enforce), 0, 0, 0, NULL, NULL },
-	UINT_KEY(GC, block_burst, 0, 1000000),
-	{ "block_window", CK_DURATION, F(GC, block_window_ms), 0, 100, MS_DAY, NULL, NULL },
-	{ "revoke_on_reload", CK_BOOL, F(GC, revoke_on_reload), 0, 0, 0, NULL, NULL },
-	UINT_KEY(GC, blocked_budget, 0, 1000000),
-	{ "blocked_summary_interval", CK_DURATION, F(GC, blocked_summary_ms), 0, 100, 3600 * MS_S,
-	  NULL, NULL },
-	UINT_KEY(GC, flood_rate, 0, 1000000),
-	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
-};
-#undef GC
 
 static int sec_cgroup(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		      const struct cfg_key *k)
@@ -447,40 +172,36 @@ static int sec_journal(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 	return cfg_walk(ctx, v, journal_keys, &((struct sg_config *)base)->journal, "journal");
 }
 
-/* Cross-field rules, reported at the mapping so the line points into the section. */
-static int gateway_consistent(struct cfg_ctx *ctx, const struct cy_node *v,
-			      const struct sg_gateway_config *g)
-{
-	int ret = 0;
-
-	if (g->dns_ttl_min_ms > g->dns_ttl_max_ms) {
-		cfg_err(ctx, v, "dns_ttl_min is greater than dns_ttl_max");
-		ret = -EINVAL;
+/* Each part reads its own section into its own struct; the config only places them. */
+#define SECTION(fn, field)                                                                 \
+	static int sec_##fn(struct cfg_ctx *ctx, const struct cy_node *v, void *base,       \
+			    const struct cfg_key *k)                                     \
+	{                                                                                   \
+		(void)k;                                                                    \
+		return cfg_##fn(ctx, v, &((struct sg_config *)base)->field);                \
 	}
-	if ((uint64_t)g->queue_base + g->queues > 65536) {
-		cfg_err(ctx, v, "queue_base + queues exceeds 65536 (queue numbers are 16-bit)");
-		ret = -EINVAL;
-	}
-	return ret;
-}
+SECTION(audit, audit)
+SECTION(limits, limits)
+SECTION(index, invest)
+SECTION(sinks, invest)
+SECTION(retention, invest)
+SECTION(detect, detect)
+SECTION(gateway, gateway)
+#undef SECTION
 
-static int sec_gateway(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-		       const struct cfg_key *k)
+static int sec_policies(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			const struct cfg_key *k)
 {
-	struct sg_gateway_config *g = &((struct sg_config *)base)->gateway;
-	int ret;
+	struct sg_config *c = base;
 
 	(void)k;
-	ret = cfg_walk(ctx, v, gateway_keys, g, "gateway");
-	if (ret == 0)
-		ret = gateway_consistent(ctx, v, g);
-	return ret;
+	return cfg_policies(ctx, v, &c->policies, &c->n_policies);
 }
 
 #define C struct sg_config
 static const struct cfg_key top_keys[] = {
 	{ "host", CK_STR, F(C, host), 0, 0, 0, NULL, check_word },
-	{ "state_dir", CK_STR, F(C, state_dir), 0, 0, 0, NULL, check_path },
+	{ "state_dir", CK_STR, F(C, state_dir), 0, 0, 0, NULL, cfg_check_path },
 	{ "control_socket", CK_STR, F(C, control_socket), 0, 0, 0, NULL, check_socket },
 	{ "control_group", CK_STR, F(C, control_group), 0, 0, 0, NULL, check_group },
 	{ "metrics_listen", CK_STR_NULL, F(C, metrics_listen), 0, 0, 0, NULL, check_listen },
@@ -488,13 +209,13 @@ static const struct cfg_key top_keys[] = {
 	{ "cgroup", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_cgroup },
 	{ "journal", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_journal },
 	{ "gateway", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_gateway },
-	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_policies },
-	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_audit },
-	{ "limits", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_limits },
-	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_index },
-	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_sinks },
-	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_retention },
-	{ "detection", CK_CUSTOM, 0, 0, 0, 0, NULL, cfg_detect },
+	{ "policies", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_policies },
+	{ "audit", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_audit },
+	{ "limits", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_limits },
+	{ "index", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_index },
+	{ "sinks", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_sinks },
+	{ "retention", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_retention },
+	{ "detection", CK_CUSTOM, 0, 0, 0, 0, NULL, sec_detect },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef C
@@ -535,19 +256,10 @@ struct sg_config *config_default(void)
 		.checkpoint_events = 1000, .heartbeat_interval_ms = 10 * MS_S,
 		.queue_capacity = 65536, .origin = NULL,
 	};
-	c->gateway = (struct sg_gateway_config){
-		.fail_open = false, .queues = 2, .queue_len = 4096, .queue_base = 100,
-		.ct_event_buffer = 16 << 20,
-		.dns_ttl_min_ms = 5 * MS_S, .dns_ttl_max_ms = 3600 * MS_S,
-		.enabled = true, .mode = SG_GW_MODE_BOTH, .flow_interim_ms = 60 * MS_S,
-		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
-		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
-		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
-		.flood_rate = 100,
-	};
+	cfg_gateway_default(&c->gateway);
 	cfg_invest_default(&c->invest);
 	cfg_limits_default(&c->limits);
-	if (default_strings(c) || cfg_policy_embedded_default(c) ||
+	if (default_strings(c) || cfg_policy_embedded_default(&c->policies, &c->n_policies) ||
 	    cfg_audit_default(&c->audit) || cfg_detect_default(&c->detect)) {
 		config_free(c);
 		return NULL;
@@ -568,10 +280,7 @@ void config_free(struct sg_config *c)
 	free(c->cgroup.parent);
 	free(c->journal.origin);
 	free(c->journal.witness_dir);
-	free(c->gateway.netns);
-	free(c->gateway.resolvers);
-	free(c->gateway.geoip_db);
-	free(c->gateway.doh_list);
+	cfg_gateway_free(&c->gateway);
 	cfg_audit_free(&c->audit);
 	cfg_invest_free(&c->invest);
 	cfg_detect_free(&c->detect);
@@ -583,12 +292,7 @@ void config_free(struct sg_config *c)
 
 const struct sg_policy *config_policy(const struct sg_config *c, const char *name)
 {
-	if (!name)
-		name = "default";
-	for (size_t i = 0; i < c->n_policies; i++)
-		if (strcmp(c->policies[i].name, name) == 0)
-			return &c->policies[i];
-	return NULL;
+	return cfg_policy_find(c->policies, c->n_policies, name);
 }
 
 static int load_tree(struct cfg_ctx *ctx, const char *text, size_t len, struct sg_config *c)
@@ -629,7 +333,7 @@ int config_load_buffer(const char *name, const char *text, size_t len,
 	}
 out:
 	if (errs)
-		errors_sort_from(errs, first);
+		config_errors_sort_from(errs, first);
 	config_free(c);
 	return ret;
 }

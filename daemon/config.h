@@ -1,6 +1,7 @@
 /*
  * The daemon's configuration: one YAML file (docs/config.md lists every key) turned into
- * a plain, fully validated struct sg_config. Loading is all or nothing: any error (unknown
+ * a plain, fully validated struct sg_config, composed of the sections each part defines
+ * and reads itself (their *_conf.h headers, included below). Loading is all or nothing: any error (unknown
  * key, wrong type, bad value, duplicate key) is collected with FILE:LINE into a
  * config_errors list, every error in the file is reported, and no config object is
  * returned, so a bad file never half-applies. Nothing here logs or touches global state.
@@ -13,55 +14,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "daemon/config_detect.h"
-#include "daemon/config_sinks.h"
+#include "conf/addr.h"
+#include "conf/errors.h"
+#include "audit/audit_conf.h"
+#include "daemon/limits_conf.h"
+#include "detect/detect_conf.h"
+#include "gateway/gateway_conf.h"
+#include "sinks/sink_conf.h"
+#include "policy/policy_conf.h"
 
-#define CONFIG_MAX_FILE_BYTES (4u << 20)   /* larger files are refused (-EFBIG) */
-#define CONFIG_MAX_ERRORS 200              /* errors kept; later ones only counted */
-#define CONFIG_MAX_RESOLVERS 16
-
-/* ---- errors ---------------------------------------------------------------------- */
-
-struct config_error {
-	char *file;       /* the name given to the loader (path or buffer name) */
-	unsigned line;    /* 1-based; 0 when the error is about the whole file */
-	unsigned col;     /* 1-based; 0 when unknown */
-	char *msg;        /* the message, without the location */
-};
-
-/*
- * Caller-owned list; start it zeroed (CONFIG_ERRORS_INIT) and pass it to any number of
- * loads; config_errors_free() empties it. Errors are kept in file order.
- */
-struct config_errors {
-	struct config_error *v;
-	size_t n;
-	size_t cap;
-	size_t dropped;   /* errors beyond CONFIG_MAX_ERRORS: counted, not kept */
-	bool oom;         /* an error could not be recorded for lack of memory */
-};
-#define CONFIG_ERRORS_INIT { NULL, 0, 0, 0, false }
-
-/* Number of errors kept in e (dropped ones not included). */
-size_t config_errors_count(const struct config_errors *e);
-
-/* The i-th error (0-based, file order), or NULL when i is out of range. */
-const struct config_error *config_errors_at(const struct config_errors *e, size_t i);
-
-/*
- * Formats one error as "FILE:LINE:COL: message" (":LINE:COL" left out when unknown) into
- * buf, always NUL-terminated. Returns the length snprintf would have produced.
- */
-int config_error_format(const struct config_error *err, char *buf, size_t len);
-
-/*
- * Writes every error, one "FILE:LINE:COL: message" per line, then a line counting the
- * dropped ones, if any. For `sandgated --check-config`. Returns 0 or -EIO.
- */
-int config_errors_print(const struct config_errors *e, FILE *f);
-
-/* Frees every error and leaves e empty and reusable. Accepts NULL. */
-void config_errors_free(struct config_errors *e);
 
 /* ---- settings ------------------------------------------------------------------- */
 
@@ -69,17 +30,6 @@ enum sg_log_level { SG_LOG_ERROR, SG_LOG_WARN, SG_LOG_INFO, SG_LOG_DEBUG };
 
 /* Same order as enum journal_fsync (journal/journal.h). */
 enum sg_fsync { SG_FSYNC_CHECKPOINT, SG_FSYNC_ALWAYS, SG_FSYNC_NEVER };
-
-/* An IPv4 or IPv6 address in network byte order. */
-struct sg_addr {
-	int family;           /* AF_INET or AF_INET6 */
-	uint8_t bytes[16];    /* the first 4 for AF_INET */
-};
-
-struct sg_resolver {
-	struct sg_addr addr;
-	uint16_t port;        /* 53 when the entry gave none */
-};
 
 struct sg_cgroup_config {
 	char *root;           /* "auto" (the caller detects the v2 mount) or an absolute path */
@@ -98,118 +48,6 @@ struct sg_journal_config {
 	char *witness_dir;            /* NULL: none; every checkpoint also appended there */
 };
 
-/* Which session traffic the gateway classifies (nft/nft.h cgroup_mode, iface_mode). */
-enum sg_gw_mode { SG_GW_MODE_BOTH, SG_GW_MODE_CGROUP, SG_GW_MODE_INTERFACE };
-
-struct sg_gateway_config {
-	bool enabled;                 /* default true: it only touches session traffic (18.6) */
-	enum sg_gw_mode mode;         /* default both */
-	uint64_t flow_interim_ms;     /* net.flow final:false for longer flows; default 60s */
-	uint64_t dns_timeout_ms;      /* a query unanswered this long is logged; default 5s */
-	char *netns;                  /* NULL: the daemon's own; a name or an absolute path */
-	bool fail_open;
-	bool queue_fanout;            /* queue by CPU (fanout) instead of by flow hash */
-	unsigned queues;              /* NFQUEUE numbers queue_base .. queue_base+queues-1 */
-	unsigned queue_len;
-	unsigned queue_base;
-	uint64_t ct_event_buffer;     /* conntrack event socket receive buffer, bytes */
-	uint64_t dns_ttl_min_ms;
-	uint64_t dns_ttl_max_ms;
-	struct sg_resolver *resolvers;
-	size_t n_resolvers;
-	bool resolvers_set;           /* written in the file; else the host's (config_resolv.c) */
-	char *geoip_db;               /* NULL: no GeoIP enrichment */
-	char *doh_list;               /* NULL: the shipped data file */
-	bool enforce;                 /* default true; false: observe only (no_policy) */
-	unsigned block_burst;         /* blocked attempts per window before policy.violation */
-	uint64_t block_window_ms;
-	bool revoke_on_reload;        /* a reload resets the verdict of flows it no longer allows */
-	unsigned blocked_budget;      /* blocked attempts/s a session logs one by one; 0: all */
-	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
-	unsigned flood_rate;          /* packets/s to the queue of a session past its budget; 0 off */
-};
-
-enum sg_exec_source { SG_EXEC_PROC_CONNECTOR, SG_EXEC_AUDIT };
-
-/* The audit sensors (daemon/config_audit.c; docs/config.md "audit"). */
-struct sg_audit_config {
-	bool enabled;                 /* default true */
-	bool files;                   /* the fanotify sensor; default true */
-	bool file_modify;             /* FAN_MODIFY too (writes to files held open); true */
-	bool packages;                /* package.install (docs/packages.md); default true */
-	enum sg_exec_source exec_source;  /* default audit (the connector as fallback) */
-	uint64_t proc_rcvbuf;         /* proc connector SO_RCVBUF bytes; default 32 MiB */
-	char **file_marks;            /* mount points marked (filesystem marks); ["/"] */
-	size_t n_file_marks;
-	char **sensitive_paths;       /* prefixes whose reads are logged; "~/x": any home */
-	size_t n_sensitive_paths;
-	bool file_mounts;             /* mark every writable filesystem, and new mounts; true */
-	uint64_t read_repeat_ms;      /* repeated reads summed up this often; 60 s */
-};
-
-/* What the limits watcher does when a session's workdir outgrows --disk. */
-enum sg_disk_action { SG_DISK_WARN, SG_DISK_KILL };
-
-/* The resource limits watcher (daemon/config_limits.c; docs/config.md "limits"). */
-struct sg_limits_config {
-	bool enabled;                 /* default true */
-	uint64_t sample_interval_ms;  /* cpu.stat (and v1 counters without notification); 1s */
-	uint64_t report_interval_ms;  /* at most one cpu/memory_max/pids report per session
-					 and limit per interval; default 10s */
-	uint64_t disk_interval_ms;    /* workdir measured against --disk; default 5s */
-	enum sg_disk_action disk_action;   /* default warn */
-	uint64_t disk_max_entries;    /* entries walked per measure; default 100000 */
-	bool kmsg;                    /* OOM victims from /dev/kmsg; default true */
-};
-
-/* ---- policies ------------------------------------------------------------------- */
-
-enum sg_rule_kind { SG_RULE_DOMAIN, SG_RULE_CIDR };
-
-/*
- * One allow or deny entry. A domain is stored normalised (lowercase ASCII, punycode, no
- * trailing dot); for "*.example.test" domain is "example.test" and wildcard is true,
- * meaning any name strictly below it, at any depth, but not the apex itself.
- */
-struct sg_rule {
-	enum sg_rule_kind kind;
-	char *domain;           /* SG_RULE_DOMAIN */
-	bool wildcard;          /* SG_RULE_DOMAIN */
-	struct sg_addr net;     /* SG_RULE_CIDR: host bits are zero */
-	uint8_t prefix;         /* SG_RULE_CIDR: 0..32 or 0..128 */
-	uint16_t *ports;        /* sorted, unique; NULL with n_ports 0 means every port */
-	size_t n_ports;
-	unsigned line;          /* where it was written, for "rule" in events */
-};
-
-enum sg_dns_answer { SG_DNS_REFUSED, SG_DNS_NXDOMAIN };
-enum sg_block_allow { SG_BLOCK, SG_ALLOW };                 /* doh, dot, ech, private_ranges */
-enum sg_quic { SG_QUIC_BLOCK, SG_QUIC_ALLOW, SG_QUIC_SNI };
-enum sg_verbosity { SG_VERB_MINIMAL, SG_VERB_SUMMARY, SG_VERB_FULL };
-enum sg_unapproved { SG_UNAPPROVED_FLAG, SG_UNAPPROVED_BLOCK };
-enum sg_policy_mode { SG_MODE_ENFORCE, SG_MODE_REPORT };   /* report: verdict would_block */
-
-struct sg_policy {
-	char *name;
-	unsigned line;                /* 0 for the embedded default */
-	struct sg_rule *allow;
-	size_t n_allow;
-	struct sg_rule *deny;         /* a deny always beats an allow */
-	size_t n_deny;
-	enum sg_policy_mode mode;
-	enum sg_dns_answer dns_blocked_answer;
-	enum sg_block_allow doh;
-	enum sg_block_allow dot;
-	enum sg_quic quic;
-	enum sg_block_allow ech;
-	enum sg_block_allow private_ranges;
-	enum sg_verbosity verbosity;
-	char **approved_sources;      /* package index URLs, as written */
-	size_t n_approved_sources;
-	enum sg_unapproved unapproved;
-	bool terminate_on_violation;  /* a policy.violation burst terminates the session */
-};
-
 /* ---- the whole file ------------------------------------------------------------- */
 
 /*
@@ -225,11 +63,11 @@ struct sg_config {
 	enum sg_log_level log_level;
 	struct sg_cgroup_config cgroup;
 	struct sg_journal_config journal;
-	struct sg_gateway_config gateway;
-	struct sg_audit_config audit;
-	struct sg_limits_config limits;   /* limits: (config_limits.c) */
-	struct sg_invest_config invest;   /* index:, retention:, sinks: (config_sinks.c) */
-	struct sg_detect_config detect;   /* detection: (config_detect.c) */
+	struct sg_gateway_config gateway; /* gateway: (gateway/gateway_conf.c) */
+	struct sg_audit_config audit;     /* audit: (audit/audit_conf.c) */
+	struct sg_limits_config limits;   /* limits: (daemon/limits_conf.c) */
+	struct sg_invest_config invest;   /* index:, retention:, sinks: (sinks/sink_conf.c) */
+	struct sg_detect_config detect;   /* detection: (detect/detect_conf.c) */
 	struct sg_policy *policies;   /* always holds one named "default" */
 	size_t n_policies;
 };
@@ -272,53 +110,10 @@ int config_check_file(const char *path, FILE *out, FILE *err);
  */
 unsigned config_cgroup_level(const struct sg_config *c);
 
-/*
- * Parses resolv.conf text: the "nameserver ADDR" lines (port 53), at most max of them
- * into out (*n set). Pure; 0.
- */
-int config_resolv_parse(const char *text, size_t len, struct sg_resolver *out, size_t max,
-			size_t *n);
-
-/*
- * gateway.resolvers not written in the file: sets them to the host's, from resolv
- * (/etc/resolv.conf), or from resolved (/run/systemd/resolve/resolv.conf) when resolv
- * names only systemd-resolved's stub. from gets the file used. A missing file gives no
- * resolvers. 0, -ENOMEM or another -errno reading the file.
- */
-int config_host_resolvers(struct sg_config *c, const char *resolv, const char *resolved,
-			  char *from, size_t fromlen);
-#define CONFIG_RESOLV_CONF "/etc/resolv.conf"
-#define CONFIG_RESOLVED_CONF "/run/systemd/resolve/resolv.conf"
-
 /* Frees a config and everything it owns. Accepts NULL. */
 void config_free(struct sg_config *c);
 
 /* The policy called name, or NULL. name NULL means "default", which always exists. */
 const struct sg_policy *config_policy(const struct sg_config *c, const char *name);
-
-/*
- * Normalises one policy domain: lowercase ASCII, one trailing dot stripped, IDNA 2008
- * (UTS #46 non-transitional) to punycode, then checked (labels 1..63 bytes of letters,
- * digits, '-' and '_', not starting or ending with '-', name <= 253 bytes, not an IP
- * literal). With allow_wildcard a leading "*." is accepted: it is removed from *out and
- * *wildcard set. Returns 0 with *out heap-allocated, -EINVAL with *why set to a static
- * reason, or -ENOMEM.
- */
-int config_domain_normalize(const char *in, bool allow_wildcard, char **out,
-			    bool *wildcard, const char **why);
-
-/*
- * Checks a lowercase ASCII domain name s[0..len) (no trailing dot, no wildcard): labels
- * 1..63 bytes of letters, digits, '-' and '_', not starting or ending with '-', name
- * 1..253 bytes, not an IPv4 literal. Returns NULL when valid, else a static reason.
- * Shared by config_domain_normalize() and policy_name_normalize() (wire names).
- */
-const char *config_domain_check(const char *s, size_t len);
-
-/*
- * Parses "ADDR/PREFIX" (IPv4 or IPv6; a bare address means a single host). Host bits
- * must be zero. Returns 0 or -EINVAL with *why set to a static reason.
- */
-int config_parse_cidr(const char *s, struct sg_addr *net, uint8_t *prefix, const char **why);
 
 #endif

@@ -36,7 +36,7 @@ int daemon_host_resolvers(struct sg_config *c)
 
 	if (!c->gateway.enabled)
 		return 0;   /* only the gateway uses them: a host without resolv.conf still starts */
-	ret = config_host_resolvers(c, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
+	ret = config_host_resolvers(&c->gateway, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
 				    sizeof(from));
 	if (ret)
 		log_errno(ret, "gateway.resolvers: cannot read the host's resolvers from %s", from);

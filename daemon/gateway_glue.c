@@ -57,7 +57,7 @@ int daemon_policy_build(const struct sg_config *c, struct policy_set **out,
 	/* The shipped list missing is a broken install: refused like a named one (18.2). */
 	ret = doh_list_load(path, &doh, errs);
 	if (ret == 0)
-		ret = policy_set_build(c, doh, out);
+		ret = policy_set_build(c->policies, c->n_policies, doh, out);
 	doh_list_free(doh);
 	return ret;
 }

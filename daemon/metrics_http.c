@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 #include "daemon/daemon.h"
 #include "gateway/gateway.h"
 

@@ -61,7 +61,7 @@ static int print_resolvers(struct sg_config *cfg)
 {
 	char from[256] = "the config file", addr[64];
 	int ret = cfg->gateway.resolvers_set ? 0
-		: config_host_resolvers(cfg, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
+		: config_host_resolvers(&cfg->gateway, CONFIG_RESOLV_CONF, CONFIG_RESOLVED_CONF, from,
 					sizeof(from));
 
 	if (ret) {

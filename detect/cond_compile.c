@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 #include "detect/detect_int.h"
 #include "detect/rules_int.h"
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "daemon/config.h"      /* struct config_errors: rule errors are FILE:LINE too */
+#include "conf/errors.h"   /* struct config_errors: rule errors are FILE:LINE too */
 
 #define DETECT_MAX_RULES 1024
 #define DETECT_MAX_REFS 32        /* refs kept per alert (the most recent) */

@@ -2,7 +2,7 @@
 #ifndef SANDGATE_DETECT_RULES_INT_H
 #define SANDGATE_DETECT_RULES_INT_H
 
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 #include "detect/detect_int.h"
 
 struct rload {

@@ -2,7 +2,7 @@
  * Rules files (docs/detection.md): `rules:` is a list of rules, each with an id,
  * severity, the event types it looks at, a condition, an optional stateful detector
  * with its window/threshold, a summary template and tags. The YAML tree (with line
- * numbers) is the config loader's (daemon/config_yaml.h), so errors read the same as
+ * numbers) is the config loader's (conf/conf.h), so errors read the same as
  * config errors: FILE:LINE:COL: message. Loading is all or nothing.
  */
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 #include "detect/detect_int.h"
 
 static int read_file(const char *path, char **text, size_t *len)

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "daemon/config.h"
+#include "gateway/gateway_conf.h"
 
 struct policy_set;
 

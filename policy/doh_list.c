@@ -5,7 +5,7 @@
  * line is an error with FILE:LINE and no list is returned.
  */
 #include "policy/policy_int.h"
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

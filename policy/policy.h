@@ -3,7 +3,7 @@
  * Pure code (no sockets, no kernel, no clock): the gateway feeds it what the packets
  * said and turns its answer into a verdict, a DNS reply and kernel set elements.
  *
- * A policy_set is compiled once from a loaded sg_config (daemon/config.h) plus the DoH
+ * A policy_set is compiled once from the loaded policies (policy/policy_conf.h) plus the DoH
  * endpoint list (data/doh-endpoints.txt), is immutable afterwards and so may be read by
  * every NFQUEUE worker without a lock; a reload compiles a new set and swaps the pointer
  * (the old one is released with policy_set_unref once no reader holds it).
@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/config.h"
+#include "conf/errors.h"
+#include "policy/policy_conf.h"
 
 struct policy_set;   /* every compiled policy of one config, by name */
 struct policy;       /* one compiled policy; lives as long as its set */
@@ -39,10 +40,11 @@ size_t doh_list_count(const struct doh_list *l);
 /* ---- compiling ---- */
 
 /*
- * Compiles every policy of c. doh may be NULL (no list). The set keeps its own copies:
- * c and doh may be freed afterwards. Starts with one reference. 0 or -ENOMEM.
+ * Compiles every policy of v[0..n) (a config's policies). doh may be NULL (no list). The
+ * set keeps its own copies: v and doh may be freed afterwards. Starts with one
+ * reference. 0 or -ENOMEM.
  */
-int policy_set_build(const struct sg_config *c, const struct doh_list *doh,
+int policy_set_build(const struct sg_policy *v, size_t n, const struct doh_list *doh,
 		     struct policy_set **out);
 void policy_set_ref(struct policy_set *s);
 void policy_set_unref(struct policy_set *s);   /* frees at zero; accepts NULL */

@@ -219,7 +219,7 @@ static void set_free(struct policy_set *s)
 	free(s);
 }
 
-int policy_set_build(const struct sg_config *c, const struct doh_list *doh,
+int policy_set_build(const struct sg_policy *v, size_t n, const struct doh_list *doh,
 		     struct policy_set **out)
 {
 	struct policy_set *s = calloc(1, sizeof(*s));
@@ -229,12 +229,12 @@ int policy_set_build(const struct sg_config *c, const struct doh_list *doh,
 	if (!s)
 		return -ENOMEM;
 	atomic_init(&s->refs, 1);
-	s->v = calloc(c->n_policies ? c->n_policies : 1, sizeof(*s->v));
+	s->v = calloc(n ? n : 1, sizeof(*s->v));
 	if (!s->v)
 		goto out;
-	for (; s->n < c->n_policies; s->n++) {
+	for (; s->n < n; s->n++) {
 		s->v[s->n].set = s;
-		if (policy_compile(&s->v[s->n], &c->policies[s->n], doh)) {
+		if (policy_compile(&s->v[s->n], &v[s->n], doh)) {
 			s->n++;   /* free the partly compiled one too */
 			goto out;
 		}

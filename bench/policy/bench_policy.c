@@ -477,7 +477,7 @@ int main(int argc, char **argv)
 	}
 	printf("parse_ms %.1f\n", (now_ns() - t0) / 1e6);
 	t0 = now_ns();
-	if (policy_set_build(c, dl, &set)) {
+	if (policy_set_build(c->policies, c->n_policies, dl, &set)) {
 		fprintf(stderr, "policy_set_build: out of memory\n");
 		return 1;
 	}

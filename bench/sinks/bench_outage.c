@@ -186,7 +186,7 @@ static int start(const char *dir, uint16_t port, struct journal **j, struct sink
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct journal_settings js;
 	struct note_signer *signer = NULL;
-	/* The daemon's defaults (daemon/config_sinks.c, daemon/investigate_glue.c). */
+	/* The daemon's defaults (sinks/sink_conf.c, daemon/investigate_glue.c). */
 	struct sink_settings ss = {
 		.name = "bench", .kind = SINK_SYSLOG_TCP, .addr = (struct sockaddr *)&a,
 		.addr_len = sizeof(a), .host = "benchhost", .retry_min_ms = 200,

@@ -78,7 +78,7 @@ static bool init(void)
 	if (set)
 		return true;
 	if (config_load_buffer("f.yaml", yaml, strlen(yaml), &c, &e) ||
-	    policy_set_build(c, NULL, &set))
+	    policy_set_build(c->policies, c->n_policies, NULL, &set))
 		return false;
 	config_free(c);
 	pol = policy_find(set, NULL);

@@ -68,7 +68,7 @@ static const struct policy *policy(void)
 		return policy_find(set, NULL);
 	if (config_load_buffer("fuzz.yaml", yaml, strlen(yaml), &config, NULL) ||
 	    doh_list_parse("doh", doh, strlen(doh), &l, NULL) ||
-	    policy_set_build(config, l, &set))
+	    policy_set_build(config->policies, config->n_policies, l, &set))
 		abort();
 	doh_list_free(l);
 	return policy_find(set, NULL);

@@ -23,7 +23,7 @@ audit:
   file_marks: [\"/\"]"   # sensitive_paths: the defaults
 start_daemon a --config "$T_TMP/c.yaml"
 sg session create --id s1 --workdir "$W" >/dev/null && sg session start s1 >/dev/null
-sgrun --session s1 -- sleep 300 &
+sgrun --session s1 -- sleep 300 >/dev/null 2>&1 &
 KEEP=$!
 cleanup "kill $KEEP"
 

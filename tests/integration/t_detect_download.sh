@@ -47,7 +47,7 @@ start_daemon a --config "$T_TMP/c.yaml"
 W=$T_TMP/work
 mkdir -p "$W"
 sg session create --id s1 --workdir "$W" >/dev/null && sg session start s1 >/dev/null
-sgrun --session s1 -- sleep 300 &
+sgrun --session s1 -- sleep 300 >/dev/null 2>&1 &
 KEEP=$!
 cleanup "kill $KEEP"
 cp /usr/bin/curl "$W/fetchy"

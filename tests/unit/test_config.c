@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 
 static int load(const char *yaml, struct sg_config **c, struct config_errors *e)
 {

@@ -1,4 +1,4 @@
-/* The index: and sinks: config sections (daemon/config_sinks.c): values and errors. */
+/* The index: and sinks: config sections (sinks/sink_conf.c): values and errors. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "daemon/config.h"
 #include "detect/detect.h"
 
 #define MAX_SEEN 64

@@ -378,7 +378,7 @@ static int group_setup(void **state)
 		config_errors_print(&e, stderr);
 		return -1;
 	}
-	if (policy_set_build(c, NULL, &set))
+	if (policy_set_build(c->policies, c->n_policies, NULL, &set))
 		return -1;
 	config_free(c);
 	pdef = policy_find(set, "default");

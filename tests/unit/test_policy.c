@@ -115,7 +115,7 @@ static int setup(void **state)
 		config_errors_print(&e, stderr);
 		return -1;
 	}
-	if (policy_set_build(c, doh, &set))
+	if (policy_set_build(c->policies, c->n_policies, doh, &set))
 		return -1;
 	/* The set keeps its own copies: free the inputs before any decision. */
 	config_free(c);

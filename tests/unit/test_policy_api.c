@@ -34,7 +34,7 @@ static void test_refcount(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	assert_int_equal(policy_set_build(c, NULL, &s), 0);
+	assert_int_equal(policy_set_build(c->policies, c->n_policies, NULL, &s), 0);
 	config_free(c);
 	policy_set_ref(s);
 	policy_set_unref(s);
@@ -79,7 +79,7 @@ static void test_refcount_threads(void **state)
 
 	(void)state;
 	assert_int_equal(config_load_buffer("t.yaml", yaml, strlen(yaml), &c, NULL), 0);
-	assert_int_equal(policy_set_build(c, NULL, &s), 0);
+	assert_int_equal(policy_set_build(c->policies, c->n_policies, NULL, &s), 0);
 	config_free(c);
 	for (size_t i = 0; i < 4; i++) {
 		r[i] = (struct reader){ .set = s };

@@ -54,23 +54,23 @@ static void test_host(void **state)
 	(void)state;
 	assert_non_null(c);
 	/* the stub alone: its upstreams */
-	assert_int_equal(config_host_resolvers(c, stub, up, from, sizeof(from)), 0);
+	assert_int_equal(config_host_resolvers(&c->gateway, stub, up, from, sizeof(from)), 0);
 	assert_string_equal(from, up);
 	assert_int_equal(c->gateway.n_resolvers, 2);
 	assert_int_equal(c->gateway.resolvers[1].addr.bytes[3], 2);
 	/* a plain resolv.conf: as it is */
-	assert_int_equal(config_host_resolvers(c, plain, up, from, sizeof(from)), 0);
+	assert_int_equal(config_host_resolvers(&c->gateway, plain, up, from, sizeof(from)), 0);
 	assert_string_equal(from, plain);
 	assert_int_equal(c->gateway.n_resolvers, 1);
 	/* no file: none (sessions get no DNS) */
-	assert_int_equal(config_host_resolvers(c, "/nonexistent/resolv.conf", up, from,
+	assert_int_equal(config_host_resolvers(&c->gateway, "/nonexistent/resolv.conf", up, from,
 					       sizeof(from)), 0);
 	assert_int_equal(c->gateway.n_resolvers, 0);
 	config_free(c);
 	/* written in the file: kept, even an empty list */
 	assert_int_equal(config_load_buffer("t.yaml", "gateway:\n  resolvers: []\n", 25, &c, NULL), 0);
 	assert_true(c->gateway.resolvers_set);
-	assert_int_equal(config_host_resolvers(c, plain, up, from, sizeof(from)), 0);
+	assert_int_equal(config_host_resolvers(&c->gateway, plain, up, from, sizeof(from)), 0);
 	assert_int_equal(c->gateway.n_resolvers, 0);
 	config_free(c);
 	/* null: the host's */

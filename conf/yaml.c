@@ -4,7 +4,7 @@
  * (duplicate keys). Input is untrusted: nesting depth and collection sizes are bounded,
  * aliases are refused (no "billion laughs"), and any libyaml error stops the parse.
  */
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 
 #include <errno.h>
 #include <stdlib.h>

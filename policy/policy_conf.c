@@ -3,8 +3,8 @@
  * entries plus the DoH/DoT/QUIC/ECH/private-range switches, and the normalisation of
  * domain names and CIDRs that the gateway's matcher relies on.
  */
-#include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "policy/policy_conf.h"
+#include "conf/conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -519,17 +519,27 @@ static int policy_init(struct sg_policy *p, const char *name, unsigned line)
 	return p->name ? 0 : -ENOMEM;
 }
 
-int cfg_policy_embedded_default(struct sg_config *c)
+int cfg_policy_embedded_default(struct sg_policy **pv, size_t *pn)
 {
-	struct sg_policy *v = realloc(c->policies, (c->n_policies + 1) * sizeof(*v));
+	struct sg_policy *v = realloc(*pv, (*pn + 1) * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	c->policies = v;
-	if (policy_init(&v[c->n_policies], "default", 0))
+	*pv = v;
+	if (policy_init(&v[*pn], "default", 0))
 		return -ENOMEM;
-	c->n_policies++;
+	(*pn)++;
 	return 0;
+}
+
+const struct sg_policy *cfg_policy_find(const struct sg_policy *v, size_t n, const char *name)
+{
+	if (!name)
+		name = "default";
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
 }
 
 static bool valid_policy_name(const char *s, size_t len)
@@ -539,12 +549,12 @@ static bool valid_policy_name(const char *s, size_t len)
 	return n == len && n > 0 && n <= POLICY_NAME_MAX;
 }
 
-/* Parses one named policy into c->policies[c->n_policies] (kept even with errors). */
-static int parse_policy(struct cfg_ctx *ctx, struct sg_config *c, const struct cy_node *key,
-			const struct cy_node *val)
+/* Parses one named policy into pv[*pn] (kept even with errors). */
+static int parse_policy(struct cfg_ctx *ctx, struct sg_policy *pv, size_t *pn,
+			const struct cy_node *key, const struct cy_node *val)
 {
 	size_t plen = strlen(ctx->path);
-	struct sg_policy *p = &c->policies[c->n_policies];
+	struct sg_policy *p = &pv[*pn];
 	char shown[CFG_SHOW_MAX];
 	int ret;
 
@@ -558,31 +568,29 @@ static int parse_policy(struct cfg_ctx *ctx, struct sg_config *c, const struct c
 		ctx->oom = true;
 		return -ENOMEM;
 	}
-	c->n_policies++;
+	(*pn)++;
 	snprintf(ctx->path + plen, sizeof(ctx->path) - plen, ".%s", key->str);
 	ret = cfg_walk(ctx, val, policy_keys, p, "a policy");
 	ctx->path[plen] = '\0';
 	return ret;
 }
 
-int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-		 const struct cfg_key *k)
+int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, struct sg_policy **pv,
+		 size_t *pn)
 {
-	struct sg_config *c = base;
 	int ret = 0;
 
-	(void)k;
 	if (cy_is_null(val))
 		return 0;
 	if (cy_need(ctx, val, CY_MAP, "a mapping of policy names"))
 		return -EINVAL;
 	/* The file's policies replace the embedded set; "default" is re-added if missing. */
-	for (size_t i = 0; i < c->n_policies; i++)
-		cfg_policy_free(&c->policies[i]);
-	free(c->policies);
-	c->n_policies = 0;
-	c->policies = calloc(val->n / 2 + 1, sizeof(*c->policies));
-	if (!c->policies) {
+	for (size_t i = 0; i < *pn; i++)
+		cfg_policy_free(&(*pv)[i]);
+	free(*pv);
+	*pn = 0;
+	*pv = calloc(val->n / 2 + 1, sizeof(**pv));
+	if (!*pv) {
 		ctx->oom = true;
 		return -ENOMEM;
 	}
@@ -591,13 +599,13 @@ int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
 
 		if (val->items[i]->type != CY_SCALAR)
 			continue;   /* reported by the parser */
-		r = parse_policy(ctx, c, val->items[i], val->items[i + 1]);
+		r = parse_policy(ctx, *pv, pn, val->items[i], val->items[i + 1]);
 		if (r == -ENOMEM || ctx->oom)
 			return -ENOMEM;
 		if (r)
 			ret = r;
 	}
-	if (!config_policy(c, "default") && cfg_policy_embedded_default(c)) {
+	if (!cfg_policy_find(*pv, *pn, "default") && cfg_policy_embedded_default(pv, pn)) {
 		ctx->oom = true;
 		return -ENOMEM;
 	}

@@ -1,10 +1,10 @@
 /*
  * The investigation settings: the `index:` and `retention:` sections and the `sinks:` list
- * (daemon/config_sinks.c; docs/config.md "index" and "sinks"). Kept out of config.h's
- * own sections so each part's settings live beside their reader.
+ * (sinks/sink_conf.c; docs/config.md "index" and "sinks"): the sinks part owns
+ * them, daemon/config.c only places them in the whole config.
  */
-#ifndef SANDGATE_DAEMON_CONFIG_SINKS_H
-#define SANDGATE_DAEMON_CONFIG_SINKS_H
+#ifndef SANDGATE_SINKS_SINK_CONF_H
+#define SANDGATE_SINKS_SINK_CONF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,15 +58,11 @@ struct sg_invest_config {
 
 struct cfg_ctx;
 struct cy_node;
-struct cfg_key;
 
-/* The readers for config.c's table: `index:`, `sinks:`, `retention:`. 0, -EINVAL, -ENOMEM. */
-int cfg_index(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	      const struct cfg_key *k);
-int cfg_sinks(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	      const struct cfg_key *k);
-int cfg_retention(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-		  const struct cfg_key *k);
+/* The readers of `index:`, `sinks:`, `retention:` into c. 0, -EINVAL, -ENOMEM. */
+int cfg_index(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_config *c);
+int cfg_sinks(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_config *c);
+int cfg_retention(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_config *c);
 /* Defaults (index on, no sinks), and free (the struct is left empty). */
 void cfg_invest_default(struct sg_invest_config *c);
 void cfg_invest_free(struct sg_invest_config *c);

@@ -1,5 +1,5 @@
 /*
- * The `index:` section and the `sinks:` list (daemon/config_sinks.h, docs/config.md).
+ * The `index:` section and the `sinks:` list (sinks/sink_conf.h, docs/config.md).
  * Each sink is a mapping walked with the shared table reader, then checked as a whole
  * (a file sink needs a path, a syslog sink an address, names are unique).
  */
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "sinks/sink_conf.h"
+#include "conf/conf.h"
 
 #define F(T, f) offsetof(T, f)
 #define MS_S 1000ull
@@ -69,11 +69,9 @@ static const struct cfg_key index_keys[] = {
 };
 #undef IC
 
-int cfg_index(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-	      const struct cfg_key *k)
+int cfg_index(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_config *c)
 {
-	(void)k;
-	return cfg_walk(ctx, v, index_keys, &((struct sg_config *)base)->invest, "index");
+	return cfg_walk(ctx, v, index_keys, c, "index");
 }
 
 static int key_address(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
@@ -288,13 +286,10 @@ static int one_sink(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_inve
 	return 0;
 }
 
-int cfg_sinks(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-	      const struct cfg_key *k)
+int cfg_sinks(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_config *c)
 {
-	struct sg_invest_config *c = &((struct sg_config *)base)->invest;
 	int ret = 0;
 
-	(void)k;
 	if (cy_need(ctx, v, CY_SEQ, "a list of sinks"))
 		return -EINVAL;
 	if (v->n > SG_SINKS_MAX) {
@@ -351,13 +346,10 @@ static const struct cfg_key retention_keys[] = {
 };
 #undef RC
 
-int cfg_retention(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-		  const struct cfg_key *k)
+int cfg_retention(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_config *c)
 {
-	struct sg_invest_config *c = &((struct sg_config *)base)->invest;
 	int ret;
 
-	(void)k;
 	ret = cfg_walk(ctx, v, retention_keys, c, "retention");
 	if (ret == 0 && c->hot_ms > c->cold_ms) {
 		/* cold is the age at purge, counted like hot from the segment's last line. */

@@ -3,7 +3,7 @@
  * reader reports its own error at the node's line and returns -EINVAL, so the schema
  * code just keeps going and all errors of a file come out in one run.
  */
-#include "daemon/config_yaml.h"
+#include "conf/conf.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -3,8 +3,8 @@
  * kernel does not announce, how often it may report, and what an outgrown disk quota
  * does (docs/config.md, docs/limits.md).
  */
-#include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "daemon/limits_conf.h"
+#include "conf/conf.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -40,9 +40,7 @@ static const struct cfg_key limits_keys[] = {
 };
 #undef LC
 
-int cfg_limits(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-	       const struct cfg_key *k)
+int cfg_limits(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_limits_config *l)
 {
-	(void)k;
-	return cfg_walk(ctx, v, limits_keys, &((struct sg_config *)base)->limits, "limits");
+	return cfg_walk(ctx, v, limits_keys, l, "limits");
 }

@@ -1,9 +1,9 @@
 /*
- * The `detection:` section (daemon/config_detect.c; docs/config.md "detection"): which
+ * The `detection:` section (detect/detect_conf.c; docs/config.md "detection"): which
  * rules files the detection engine loads (detect/detect.h) and its alert rate limit.
  */
-#ifndef SANDGATE_DAEMON_CONFIG_DETECT_H
-#define SANDGATE_DAEMON_CONFIG_DETECT_H
+#ifndef SANDGATE_DETECT_DETECT_CONF_H
+#define SANDGATE_DETECT_DETECT_CONF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,10 +20,9 @@ struct sg_detect_config {
 
 struct cfg_ctx;
 struct cy_node;
-struct cfg_key;
 
-int cfg_detect(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	       const struct cfg_key *k);
+/* Reads the `detection:` mapping v into c (conf/conf.h readers). 0, -EINVAL, -ENOMEM. */
+int cfg_detect(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_detect_config *c);
 int cfg_detect_default(struct sg_detect_config *c);
 void cfg_detect_free(struct sg_detect_config *c);
 

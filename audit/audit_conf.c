@@ -2,8 +2,8 @@
  * The `audit:` section: which sensors run, which filesystems fanotify marks, and which
  * path prefixes have their reads logged (docs/config.md).
  */
-#include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "audit/audit_conf.h"
+#include "conf/conf.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -161,9 +161,7 @@ static const struct cfg_key audit_keys[] = {
 };
 #undef AC
 
-int cfg_audit(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-	      const struct cfg_key *k)
+int cfg_audit(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_audit_config *a)
 {
-	(void)k;
-	return cfg_walk(ctx, v, audit_keys, &((struct sg_config *)base)->audit, "audit");
+	return cfg_walk(ctx, v, audit_keys, a, "audit");
 }

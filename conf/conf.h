@@ -1,16 +1,19 @@
 /*
- * Internal to the config loader (daemon/config*.c): a small YAML node tree that keeps
- * line numbers, typed scalar readers that report errors at the node's line, and a
- * table-driven walker for mappings. Not for use outside daemon/config*.c.
+ * The config's ground floor, shared by every part that reads its own section of the
+ * YAML file (or its own YAML rules): a small YAML node tree that keeps line numbers,
+ * typed scalar readers that report errors at the node's line into the FILE:LINE:COL
+ * error list (conf/errors.h), and a table-driven walker for mappings. Includes nothing
+ * above common/.
  */
-#ifndef SANDGATE_DAEMON_CONFIG_YAML_H
-#define SANDGATE_DAEMON_CONFIG_YAML_H
+#ifndef SANDGATE_CONF_CONF_H
+#define SANDGATE_CONF_CONF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/config.h"
+#include "conf/addr.h"
+#include "conf/errors.h"
 
 #define CY_MAX_DEPTH 32         /* deeper nesting is an error, bounds the recursion */
 #define CY_MAX_ITEMS 200000     /* entries in one list or mapping */
@@ -36,10 +39,6 @@ struct cfg_ctx {
 	bool oom;
 	char path[160];               /* key being read ("journal.fsync"), prefixes messages */
 };
-
-/* Appends one error to e (config.c). Returns 0 or -ENOMEM (e->oom set). */
-int config_errors_add(struct config_errors *e, const char *file, unsigned line,
-		      unsigned col, const char *msg);
 
 /*
  * Builds the tree of one YAML document. *root is NULL for an empty stream. Syntax errors,
@@ -116,25 +115,14 @@ struct cfg_key {
 int cfg_walk(struct cfg_ctx *ctx, const struct cy_node *map, const struct cfg_key *keys,
 	     void *base, const char *section);
 
-/* Policies (config_policy.c). */
-int cfg_policies(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-		 const struct cfg_key *k);
-int cfg_policy_embedded_default(struct sg_config *c);
-void cfg_policy_free(struct sg_policy *p);
+/* ---- field checkers (cfg_key.fn; conf/check.c) ---------------------------------- */
 
-/* The audit: section (config_audit.c): reader, defaults, free. */
-int cfg_audit(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	      const struct cfg_key *k);
-int cfg_audit_default(struct sg_audit_config *a);
-void cfg_audit_free(struct sg_audit_config *a);
-
-/* The limits: section (config_limits.c): reader and defaults (nothing to free). */
-int cfg_limits(struct cfg_ctx *ctx, const struct cy_node *val, void *base,
-	       const struct cfg_key *k);
-void cfg_limits_default(struct sg_limits_config *l);
-
-/* Resolver and address helpers shared by both files (config.c). */
-int cfg_parse_addr(const char *s, struct sg_addr *a);
-int cfg_parse_hostport(const char *s, struct sg_addr *a, uint16_t *port, bool need_port);
+/* True when s holds a control byte (or a space, unless space_ok). */
+bool cfg_has_ctl_or_space(const char *s, bool space_ok);
+/* The char * field k names in base (CK_STR, CK_STR_NULL). */
+const char *cfg_field_str(const void *base, const struct cfg_key *k);
+/* The field is NULL or an absolute path below PATH_MAX without control bytes. */
+int cfg_check_path(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+		   const struct cfg_key *k);
 
 #endif

@@ -5,8 +5,7 @@
  * session's DNS to a loopback address in its own network namespace would not reach
  * the host's stub anyway.
  */
-#include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "gateway/gateway_conf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,15 +60,15 @@ static int read_resolv(const char *path, struct sg_resolver *out, size_t max, si
 	return config_resolv_parse(buf, len, out, max, n);
 }
 
-int config_host_resolvers(struct sg_config *c, const char *resolv, const char *resolved,
-			  char *from, size_t fromlen)
+int config_host_resolvers(struct sg_gateway_config *g, const char *resolv,
+			  const char *resolved, char *from, size_t fromlen)
 {
 	struct sg_resolver r[CONFIG_MAX_RESOLVERS], *copy;
 	size_t n = 0, stubs = 0;
 	const char *src = resolv;
 	int ret;
 
-	if (c->gateway.resolvers_set)
+	if (g->resolvers_set)
 		return 0;
 	ret = read_resolv(resolv, r, CONFIG_MAX_RESOLVERS, &n);
 	for (size_t i = 0; i < n; i++)
@@ -87,8 +86,8 @@ int config_host_resolvers(struct sg_config *c, const char *resolv, const char *r
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, r, n * sizeof(*copy));
-	free(c->gateway.resolvers);
-	c->gateway.resolvers = copy;
-	c->gateway.n_resolvers = n;
+	free(g->resolvers);
+	g->resolvers = copy;
+	g->n_resolvers = n;
 	return 0;
 }

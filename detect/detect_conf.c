@@ -3,8 +3,8 @@
  * rate_limit and rate_interval. The rules themselves are validated by the detect part
  * (sandgated --check-config loads them too: daemon/detect_glue.c).
  */
-#include "daemon/config.h"
-#include "daemon/config_yaml.h"
+#include "detect/detect_conf.h"
+#include "conf/conf.h"
 #include "common/paths.h"
 
 #include <errno.h>
@@ -83,9 +83,7 @@ static const struct cfg_key detect_keys[] = {
 };
 #undef DC
 
-int cfg_detect(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
-	       const struct cfg_key *k)
+int cfg_detect(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_detect_config *c)
 {
-	(void)k;
-	return cfg_walk(ctx, v, detect_keys, &((struct sg_config *)base)->detect, "detection");
+	return cfg_walk(ctx, v, detect_keys, c, "detection");
 }
