@@ -14,10 +14,7 @@
 #include <errno.h>
 /* libc network headers before the linux/ ones, which would redefine them. */
 #include <netinet/in.h>
-#include <stdio.h>
 #include <string.h>
-#include <libnftnl/object.h>
-#include <libnftnl/set.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
@@ -79,76 +76,14 @@ void nft_flood_rule_new(struct nft_batch *b)
 	flood_tail(&rb, b);
 }
 
-static void obj_name(char *buf, size_t len, const char *prefix, uint32_t mark)
-{
-	snprintf(buf, len, "%s%u", prefix, (unsigned)nft_mark_id(mark));
-}
-
-static void emit_obj(struct nft_batch *b, uint32_t mark, uint32_t type, uint32_t rate,
-		     uint16_t msg)
-{
-	struct nftnl_obj *o = nftnl_obj_alloc();
-	struct nlmsghdr *nlh;
-	char name[32];
-
-	if (o == NULL) {
-		b->err = -ENOMEM;
-		return;
-	}
-	obj_name(name, sizeof(name), type == NFT_OBJECT_LIMIT ? "flood_" : "floodc_", mark);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
-	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, NFT_TABLE);
-	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, type);
-	if (type == NFT_OBJECT_LIMIT && msg == NFT_MSG_NEWOBJ) {
-		/* Packets, inverted (matches over the rate); the bucket holds one second. */
-		nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_RATE, rate);
-		nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_UNIT, 1);
-		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_BURST, rate);
-		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_TYPE, NFT_LIMIT_PKTS);
-		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_FLAGS, NFT_LIMIT_F_INV);
-	}
-	nlh = nft_batch_msg(b, msg, msg == NFT_MSG_NEWOBJ ? NLM_F_CREATE | NLM_F_EXCL : 0);
-	if (nlh != NULL) {
-		nftnl_obj_nlmsg_build_payload(nlh, o);
-		nft_batch_done(b, nlh);
-	}
-	nftnl_obj_free(o);
-}
-
-static void emit_elem(struct nft_batch *b, uint32_t mark, const char *map,
-		      const char *prefix, uint16_t msg)
-{
-	struct nftnl_set *set = nft_set_named(map);
-	struct nftnl_set_elem *e = nft_elem_keyed(&mark, sizeof(mark));
-	struct nlmsghdr *nlh;
-	char name[32];
-
-	if (set == NULL || e == NULL) {
-		b->err = -ENOMEM;
-		goto out;
-	}
-	obj_name(name, sizeof(name), prefix, mark);
-	if (nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_OBJREF, name) < 0) {
-		b->err = -ENOMEM;
-		goto out;
-	}
-	nftnl_set_elem_add(set, e);
-	e = NULL;   /* the set owns it */
-	nlh = nft_batch_msg(b, msg, msg == NFT_MSG_NEWSETELEM ? NLM_F_CREATE | NLM_F_EXCL : 0);
-	if (nlh != NULL) {
-		nftnl_set_elems_nlmsg_build_payload(nlh, set);
-		nft_batch_done(b, nlh);
-	}
-out:
-	if (e != NULL)
-		nftnl_set_elem_free(e);
-	if (set != NULL)
-		nftnl_set_free(set);
-}
-
 static int flood_batch(struct nft_handle *h, uint32_t mark, uint32_t rate, bool add)
 {
+	/* Packets; the bucket holds one second of the rate. */
+	struct nft_mark_limit l = {
+		.limit_map = NFT_SET_FLOOD, .limit_prefix = "flood_",
+		.counter_map = NFT_SET_FLOODC, .counter_prefix = "floodc_",
+		.type = NFT_LIMIT_PKTS, .rate = rate, .burst = rate,
+	};
 	struct nft_batch b;
 	int ret;
 
@@ -157,17 +92,7 @@ static int flood_batch(struct nft_handle *h, uint32_t mark, uint32_t rate, bool 
 	ret = nft_batch_init(&b, h->seq);
 	if (ret != 0)
 		return ret;
-	if (add) {   /* objects before the elements naming them */
-		emit_obj(&b, mark, NFT_OBJECT_LIMIT, rate, NFT_MSG_NEWOBJ);
-		emit_obj(&b, mark, NFT_OBJECT_COUNTER, 0, NFT_MSG_NEWOBJ);
-		emit_elem(&b, mark, NFT_SET_FLOOD, "flood_", NFT_MSG_NEWSETELEM);
-		emit_elem(&b, mark, NFT_SET_FLOODC, "floodc_", NFT_MSG_NEWSETELEM);
-	} else {
-		emit_elem(&b, mark, NFT_SET_FLOOD, "flood_", NFT_MSG_DELSETELEM);
-		emit_elem(&b, mark, NFT_SET_FLOODC, "floodc_", NFT_MSG_DELSETELEM);
-		emit_obj(&b, mark, NFT_OBJECT_LIMIT, 0, NFT_MSG_DELOBJ);
-		emit_obj(&b, mark, NFT_OBJECT_COUNTER, 0, NFT_MSG_DELOBJ);
-	}
+	nft_mark_limit_emit(&b, &l, mark, add);
 	ret = nft_batch_send(h, &b);
 	nft_batch_free(&b);
 	return ret;

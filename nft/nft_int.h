@@ -111,6 +111,21 @@ void nft_elems_session(struct nft_batch *b, const struct nft_options *o,
 		       const struct nft_session *s, uint16_t type);
 int nft_session_check(const struct nft_session *s);
 
+/*
+ * nft_ratelimit.c: per-mark stateful objects, a limit named limit_prefix + ID and its
+ * counter counter_prefix + ID, reached from maps keyed by the session mark (the
+ * --net-rate limit, the flood limit of nft_flood.c). add: objects, then the elements
+ * naming them; else the elements, then the objects.
+ */
+struct nft_mark_limit {
+	const char *limit_map, *limit_prefix;
+	const char *counter_map, *counter_prefix;
+	uint32_t type;                /* NFT_LIMIT_PKTS or NFT_LIMIT_PKT_BYTES */
+	uint64_t rate;                /* per second */
+	uint32_t burst;
+};
+void nft_mark_limit_emit(struct nft_batch *b, const struct nft_mark_limit *l, uint32_t mark,
+			 bool add);
 /* nft_ratelimit.c: the --net-rate maps, their rule (chain session) and elements. */
 void nft_rate_maps(struct nft_batch *b);
 void nft_rate_rule(struct nft_batch *b);

@@ -116,8 +116,8 @@ void nft_rate_rule(struct nft_batch *b)
 	nft_rb_emit(&rb, b);
 }
 
-static void emit_obj(struct nft_batch *b, const struct nft_session *s, uint32_t type,
-		     uint16_t msg)
+static void emit_obj(struct nft_batch *b, const struct nft_mark_limit *l, uint32_t mark,
+		     uint32_t type, uint16_t msg)
 {
 	struct nftnl_obj *o = nftnl_obj_alloc();
 	struct nlmsghdr *nlh;
@@ -127,17 +127,18 @@ static void emit_obj(struct nft_batch *b, const struct nft_session *s, uint32_t 
 		b->err = -ENOMEM;
 		return;
 	}
-	obj_name(name, sizeof(name), type == NFT_OBJECT_LIMIT ? "rate_" : "drops_", s->mark);
+	obj_name(name, sizeof(name),
+		 type == NFT_OBJECT_LIMIT ? l->limit_prefix : l->counter_prefix, mark);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
 	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, NFT_TABLE);
 	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, type);
 	if (type == NFT_OBJECT_LIMIT && msg == NFT_MSG_NEWOBJ) {
-		/* Burst 0: the bucket holds one second of the rate. */
-		nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_RATE, s->rate_bytes);
+		/* Inverted: the rule goes on only past the rate. */
+		nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_RATE, l->rate);
 		nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_UNIT, 1);
-		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_BURST, 0);
-		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_TYPE, NFT_LIMIT_PKT_BYTES);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_BURST, l->burst);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_TYPE, l->type);
 		nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_FLAGS, NFT_LIMIT_F_INV);
 	}
 	nlh = nft_batch_msg(b, msg, msg == NFT_MSG_NEWOBJ ? NLM_F_CREATE | NLM_F_EXCL : 0);
@@ -148,12 +149,12 @@ static void emit_obj(struct nft_batch *b, const struct nft_session *s, uint32_t 
 	nftnl_obj_free(o);
 }
 
-static void emit_elem(struct nft_batch *b, const struct nft_session *s, const char *map,
-		      const char *prefix, uint16_t msg)
+/* mark -> the object named prefix + ID, in map. */
+static void emit_elem(struct nft_batch *b, uint32_t mark, const char *map, const char *prefix,
+		      uint16_t msg)
 {
-	struct nftnl_set *set = nftnl_set_alloc();
-	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
-	uint32_t key = s->mark;
+	struct nftnl_set *set = nft_set_named(map);
+	struct nftnl_set_elem *e = nft_elem_keyed(&mark, sizeof(mark));
 	struct nlmsghdr *nlh;
 	char name[32];
 
@@ -161,12 +162,8 @@ static void emit_elem(struct nft_batch *b, const struct nft_session *s, const ch
 		b->err = -ENOMEM;
 		goto out;
 	}
-	obj_name(name, sizeof(name), prefix, s->mark);
-	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
-	if (nftnl_set_set_str(set, NFTNL_SET_TABLE, NFT_TABLE) < 0 ||
-	    nftnl_set_set_str(set, NFTNL_SET_NAME, map) < 0 ||
-	    nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, &key, sizeof(key)) < 0 ||
-	    nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_OBJREF, name) < 0) {
+	obj_name(name, sizeof(name), prefix, mark);
+	if (nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_OBJREF, name) < 0) {
 		b->err = -ENOMEM;
 		goto out;
 	}
@@ -184,21 +181,34 @@ out:
 		nftnl_set_free(set);
 }
 
-void nft_rate_elems(struct nft_batch *b, const struct nft_session *s, uint16_t type)
+void nft_mark_limit_emit(struct nft_batch *b, const struct nft_mark_limit *l, uint32_t mark,
+			 bool add)
 {
-	if (s->rate_bytes == 0)
-		return;
-	if (type == NFT_MSG_NEWSETELEM) {   /* objects before the elements naming them */
-		emit_obj(b, s, NFT_OBJECT_LIMIT, NFT_MSG_NEWOBJ);
-		emit_obj(b, s, NFT_OBJECT_COUNTER, NFT_MSG_NEWOBJ);
-		emit_elem(b, s, NFT_SET_RATES, "rate_", NFT_MSG_NEWSETELEM);
-		emit_elem(b, s, NFT_SET_DROPS, "drops_", NFT_MSG_NEWSETELEM);
+	if (add) {   /* objects before the elements naming them */
+		emit_obj(b, l, mark, NFT_OBJECT_LIMIT, NFT_MSG_NEWOBJ);
+		emit_obj(b, l, mark, NFT_OBJECT_COUNTER, NFT_MSG_NEWOBJ);
+		emit_elem(b, mark, l->limit_map, l->limit_prefix, NFT_MSG_NEWSETELEM);
+		emit_elem(b, mark, l->counter_map, l->counter_prefix, NFT_MSG_NEWSETELEM);
 		return;
 	}
-	emit_elem(b, s, NFT_SET_RATES, "rate_", NFT_MSG_DELSETELEM);
-	emit_elem(b, s, NFT_SET_DROPS, "drops_", NFT_MSG_DELSETELEM);
-	emit_obj(b, s, NFT_OBJECT_LIMIT, NFT_MSG_DELOBJ);
-	emit_obj(b, s, NFT_OBJECT_COUNTER, NFT_MSG_DELOBJ);
+	emit_elem(b, mark, l->limit_map, l->limit_prefix, NFT_MSG_DELSETELEM);
+	emit_elem(b, mark, l->counter_map, l->counter_prefix, NFT_MSG_DELSETELEM);
+	emit_obj(b, l, mark, NFT_OBJECT_LIMIT, NFT_MSG_DELOBJ);
+	emit_obj(b, l, mark, NFT_OBJECT_COUNTER, NFT_MSG_DELOBJ);
+}
+
+void nft_rate_elems(struct nft_batch *b, const struct nft_session *s, uint16_t type)
+{
+	/* Bytes, burst 0: the bucket holds one second of the rate. */
+	struct nft_mark_limit l = {
+		.limit_map = NFT_SET_RATES, .limit_prefix = "rate_",
+		.counter_map = NFT_SET_DROPS, .counter_prefix = "drops_",
+		.type = NFT_LIMIT_PKT_BYTES, .rate = s->rate_bytes, .burst = 0,
+	};
+
+	if (s->rate_bytes == 0)
+		return;
+	nft_mark_limit_emit(b, &l, s->mark, type == NFT_MSG_NEWSETELEM);
 }
 
 /* What a GETOBJ brings back: one counter (get) or every drops_ID counter (dump). */
