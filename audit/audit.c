@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "audit/audit_int.h"
+#include "audit/auditsrc_int.h"
 #include "audit/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -207,4 +208,14 @@ void audit_session_workdir(struct audit *a, const char *sid, const char *path)
 {
 	if (a)
 		fanmon_workdir(a->fm, sid, path);
+}
+
+void audit_exec_release(struct audit *a, pid_t pid)
+{
+	struct execpend_item *l = NULL;
+
+	if (!a->pend || !execpend_may_hold(a->pend, pid))
+		return;
+	execpend_release_pid(a->pend, pid, time_mono_ns(), &l);
+	as_emit_items(l);
 }

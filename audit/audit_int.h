@@ -184,6 +184,14 @@ void audit_sync_publish(struct audit *a, uint64_t t);
  * what was queued before t. True when it has (or when there is no connector sensor).
  */
 bool audit_sync_wait(struct audit *a, uint64_t t, int timeout_ms);
+/*
+ * Fanotify thread, before it writes a line of what pid did to a file: pid's execs still
+ * held for their audit record are emitted now (the connector's account), so that no
+ * such line comes before the line of the exec (detection ties a downloader's exec to the
+ * file it wrote). Records are normally in long before a program writes; this is for
+ * when they are late. Free when nothing of pid is held.
+ */
+void audit_exec_release(struct audit *a, pid_t pid);
 
 struct procconn;
 struct fanmon;

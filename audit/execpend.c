@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,9 @@ struct execpend {
 	bool active;
 	size_t tail, n;              /* slots [tail, tail + n) in put order, some free */
 	size_t held;
+	/* Held execs per pid % EXECPEND_FILTER, read without the lock: most file events
+	 * are of a pid with nothing held and must not take the connector's mutex. */
+	_Atomic uint16_t held_by[EXECPEND_FILTER];
 	struct execpend_stats st;
 	struct ep_slot s[EXECPEND_SLOTS];
 };
@@ -31,6 +35,11 @@ struct execpend {
 static struct ep_slot *slot_at(struct execpend *p, size_t i)
 {
 	return &p->s[(p->tail + i) % EXECPEND_SLOTS];
+}
+
+static _Atomic uint16_t *held_of(struct execpend *p, pid_t pid)
+{
+	return &p->held_by[(uint32_t)pid % EXECPEND_FILTER];
 }
 
 /* Hands a held item back (the connector's account) and leaves a tombstone or frees. */
@@ -46,6 +55,7 @@ static void hand_back(struct execpend *p, struct ep_slot *sl, bool tomb, uint64_
 	*emit = it;
 	sl->it = NULL;
 	p->held--;
+	atomic_fetch_sub(held_of(p, sl->pid), 1);
 	if (tomb)
 		sl->until = now + EXECPEND_TOMB_NS;
 	else
@@ -59,6 +69,7 @@ static void drop_slot(struct execpend *p, struct ep_slot *sl)
 		free(sl->it);
 		sl->it = NULL;
 		p->held--;
+		atomic_fetch_sub(held_of(p, sl->pid), 1);
 	}
 	sl->pid = 0;
 }
@@ -159,6 +170,7 @@ int execpend_put(struct execpend *p, const struct cn_event *ev, const struct pta
 	*sl = (struct ep_slot){ .pid = ev->pid, .ts = ev->ts_ns, .it = it,
 				.until = now + EXECPEND_HOLD_NS };
 	p->held++;
+	atomic_fetch_add(held_of(p, ev->pid), 1);
 	if (hold)
 		p->st.held++;
 	else
@@ -197,6 +209,26 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
 	trim(p);
 	pthread_mutex_unlock(&p->mu);
 	return ret;
+}
+
+bool execpend_may_hold(struct execpend *p, pid_t pid)
+{
+	return pid > 0 && atomic_load(held_of(p, pid)) != 0;
+}
+
+void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t now,
+			  struct execpend_item **emit)
+{
+	if (!execpend_may_hold(p, pid))
+		return;
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->n; i++) {
+		struct ep_slot *sl = slot_at(p, i);
+
+		if (sl->pid == pid && sl->it)
+			hand_back(p, sl, true, now, emit);
+	}
+	pthread_mutex_unlock(&p->mu);
 }
 
 void execpend_expire(struct execpend *p, uint64_t now, bool all,

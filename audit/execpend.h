@@ -22,6 +22,7 @@
 #define EXECPEND_HOLD_NS 2000000000ull   /* a record later than this: the connector's */
 #define EXECPEND_TOMB_NS 10000000000ull  /* a late record of an exec emitted is dropped */
 #define EXECPEND_SLACK_NS 2000000ull     /* record time (ms, coarse) vs the exec's */
+#define EXECPEND_FILTER 1024             /* buckets of the lock-free "pid holds" check */
 
 /* One exec as the connector saw it; what the caller emits when it is handed back. */
 struct execpend_item {
@@ -74,6 +75,17 @@ int execpend_put(struct execpend *p, const struct cn_event *ev, const struct pta
  */
 enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns,
 				   struct execpend_item **emit);
+
+/*
+ * Another sensor is about to record what pid did (a file event): pid's held execs go to
+ * *emit now, with tombstones, so that the exec line never comes after the lines of what
+ * the exec's program did (a downloader's exec after the file it wrote would hide the
+ * download from detection). Cheap when pid holds nothing: no lock is taken.
+ */
+void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t now,
+			  struct execpend_item **emit);
+/* False: pid holds nothing (true may be a neighbour's: the release finds out). */
+bool execpend_may_hold(struct execpend *p, pid_t pid);
 
 /* Held items past their time (every held item with all) to *emit; old tombstones go. */
 void execpend_expire(struct execpend *p, uint64_t now, bool all,

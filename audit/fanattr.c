@@ -165,6 +165,7 @@ void fanemit_attr(struct fanmon *f, const struct ptab_ent *pe, const struct fan_
 		f->loss[fan_loss_of(ret)]++;
 		return;
 	}
+	audit_exec_release(f->a, pe->pid);
 	e = fanemit_begin("file.attr", pe, path, how);
 	if (!e)
 		return;

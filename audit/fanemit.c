@@ -140,6 +140,7 @@ static void emit_plain(struct fanmon *f, const char *type, const struct ptab_ent
 	if (strcmp(type, "file.create") == 0 &&
 	    audit_path_sensitive(path, f->sensitive, f->n_sensitive))
 		fansens_add(f, fid, path, dir);
+	audit_exec_release(f->a, pe->pid);
 	e = fanemit_begin(type, pe, path, how);
 	if (e && dir)
 		event_bool(e, "dir", true);
@@ -192,6 +193,7 @@ static void emit_write(struct fanmon *f, const struct ptab_ent *pe, const struct
 
 	if (path_of(f, d, fid, path, &how))
 		return;
+	audit_exec_release(f->a, pe->pid);
 	e = fanemit_begin("file.write", pe, path, how);
 	if (e && closed_by)
 		event_int(e, "closed_by_pid", closed_by);
@@ -344,6 +346,7 @@ static void on_read(struct fanmon *f, const struct ptab_ent *pe, const struct fa
 		return;
 	if (!fanreads_hit(f->rd, pe, &r->fid, ok ? path : s->path, s && s->path ? s->path : path))
 		return;   /* a repeat: counted for the summary line */
+	audit_exec_release(f->a, pe->pid);
 	e = fanemit_begin("file.read", pe, ok ? path : s->path, ok ? how : FAN_HOW_CANONICAL);
 	if (e) {
 		event_str(e, "canonical_path", s && s->path ? s->path : path);
@@ -370,6 +373,7 @@ static void on_rename(struct fanmon *f, const struct ptab_ent *pe, const struct 
 		fanpath_note_dir(&f->mnts, &r->fid, to);
 	if (audit_path_sensitive(to, f->sensitive, f->n_sensitive))
 		fansens_add(f, &r->fid, to, dir);
+	audit_exec_release(f->a, pe->pid);
 	e = fanemit_begin("file.rename", pe, from, FAN_HOW_HANDLE);
 	if (e) {
 		event_str(e, "new_path", to);

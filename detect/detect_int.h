@@ -204,6 +204,15 @@ struct det_state *det_state_of(const struct engine_view *v, bool create);
 struct ring_ent *ring_push(struct det_state *st, const struct engine_view *v, int64_t pid,
 			   const char *note);
 struct ring_ent *ring_at(struct det_state *st, size_t k);
+/*
+ * Entry e is within the rule's window before the current event. Ring entries came before
+ * it in the journal, but their times may be a little later than its own: an exec's time
+ * is the kernel's, a file or network event's the moment its sensor read it, so a file
+ * written and then executed can carry a time after the exec's under load. Up to
+ * RING_SKEW_US of that counts as before.
+ */
+#define RING_SKEW_US 2000000
+bool ring_live(const struct engine_view *v, const struct ring_ent *e);
 /* Adds trigger to the refs if missing and sorts them. */
 void det_finish_refs(struct det_hit *hit, uint64_t trigger);
 /* Sizes the per-rule arrays of a session for n rules (detect/sessions.c). 0, -ENOMEM. */

@@ -51,9 +51,11 @@ struct ring_ent *ring_at(struct det_state *st, size_t k)
 	return &st->ring[(st->head + SESS_RING - k) % SESS_RING];
 }
 
-static bool in_window(const struct engine_view *v, const struct ring_ent *e)
+bool ring_live(const struct engine_view *v, const struct ring_ent *e)
 {
-	return e->ts_us <= v->ts_us && v->ts_us - e->ts_us <= (int64_t)v->r->window_ms * 1000;
+	int64_t age = v->ts_us - e->ts_us;
+
+	return age >= -RING_SKEW_US && age <= (int64_t)v->r->window_ms * 1000;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -130,7 +132,7 @@ static bool related(const struct engine_view *v, const struct ring_ent *e, void 
 	int64_t a[6], b[6], pid = *(int64_t *)arg;
 	size_t na, nb;
 
-	if (!in_window(v, e) || pid <= 0 || e->pid <= 0)
+	if (!ring_live(v, e) || pid <= 0 || e->pid <= 0)
 		return false;
 	na = chain(v->s, pid, a);
 	nb = chain(v->s, e->pid, b);
@@ -144,7 +146,7 @@ static bool related(const struct engine_view *v, const struct ring_ent *e, void 
 static bool recent(const struct engine_view *v, const struct ring_ent *e, void *arg)
 {
 	(void)arg;
-	return in_window(v, e);
+	return ring_live(v, e);
 }
 
 static int set_extra(struct det_hit *hit, const char *k1, json_t *v1, const char *k2,

@@ -27,18 +27,13 @@ static const char *str_of(const struct eval_ctx *x, const char *k)
 	return json_string_value(json_object_get(x->ev, k));
 }
 
-static bool live(const struct engine_view *v, const struct ring_ent *e)
-{
-	return e->ts_us <= v->ts_us && v->ts_us - e->ts_us <= (int64_t)v->r->window_ms * 1000;
-}
-
 static struct ring_ent *find(struct det_state *st, const struct engine_view *v, int role,
 			     int64_t pid, const char *path)
 {
 	for (size_t k = 1; k <= st->n; k++) {
 		struct ring_ent *e = ring_at(st, k);
 
-		if (e->role == role && live(v, e) && (pid < 0 || e->pid == pid) &&
+		if (e->role == role && ring_live(v, e) && (pid < 0 || e->pid == pid) &&
 		    (!path || strcmp(e->out, path) == 0))
 			return e;
 	}

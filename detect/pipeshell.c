@@ -148,11 +148,6 @@ static const char *pipe_of(const struct eval_ctx *x, const char *key)
 	return s && strncmp(s, "file:/", 6) == 0 && strncmp(s, "file:/dev/", 10) != 0 ? s : "";
 }
 
-static bool alive(const struct engine_view *v, const struct ring_ent *e)
-{
-	return e->ts_us <= v->ts_us && v->ts_us - e->ts_us <= (int64_t)v->r->window_ms * 1000;
-}
-
 /* The most recent live writer of pipe p, or NULL. */
 static struct ring_ent *writer_of(struct det_state *st, const struct engine_view *v,
 				  const char *p)
@@ -160,7 +155,7 @@ static struct ring_ent *writer_of(struct det_state *st, const struct engine_view
 	for (size_t k = 1; k <= st->n; k++) {
 		struct ring_ent *e = ring_at(st, k);
 
-		if (e->out[0] && strcmp(e->out, p) == 0 && alive(v, e))
+		if (e->out[0] && strcmp(e->out, p) == 0 && ring_live(v, e))
 			return e;
 	}
 	return NULL;
@@ -193,7 +188,7 @@ static int pair(const struct engine_view *v, struct det_state *st, struct det_hi
 	for (size_t k = 1; k <= st->n; k++) {
 		struct ring_ent *sh = ring_at(st, k), *dl;
 
-		if (sh->role != ROLE_SHELL || !sh->in[0] || !alive(v, sh))
+		if (sh->role != ROLE_SHELL || !sh->in[0] || !ring_live(v, sh))
 			continue;
 		dl = source_of(st, v, sh, hit);
 		if (!dl)
@@ -241,7 +236,7 @@ static int cmd_subst(const struct engine_view *v, const struct eval_ctx *x,
 	for (size_t k = 1; k <= st->n; k++) {
 		struct ring_ent *dl = ring_at(st, k);
 
-		if (dl->role != ROLE_DOWNLOADER || !alive(v, dl) || dl->ppid <= 0 ||
+		if (dl->role != ROLE_DOWNLOADER || !ring_live(v, dl) || dl->ppid <= 0 ||
 		    (dl->ppid != ppid && dl->ppid != pid) || consumed(st, dl) ||
 		    strcmp(dl->out, in) == 0)   /* it reads the pipe: pairing's case */
 			continue;

@@ -347,6 +347,26 @@ static void test_downloaded_exec(void **state)
 	detect_free(d);
 }
 
+/* The file event read by its sensor after the exec that follows it in the journal: its
+ * time is later than the exec's (under load, by up to RING_SKEW_US); still a match. Past
+ * the skew it is not (the journal order alone cannot be trusted that far). */
+static void test_downloaded_exec_skew(void **state)
+{
+	struct detect *d = builtin(NULL);
+
+	(void)state;
+	feed(d, EXEC_EXE(1, 10, 9, "curl", "/usr/bin/curl", "\"curl\"", "[\"-o\",\"x\"]", "\"tty\"", "\"tty\""));
+	feed(d, "{\"seq\":2,\"event\":\"file.write\"," TS("03.5") ",\"session_id\":\"t\","
+		"\"path\":\"/w/x\",\"pid\":10,\"uid\":1}");
+	feed(d, "{\"seq\":3,\"event\":\"file.write\"," TS("05.0") ",\"session_id\":\"t\","
+		"\"path\":\"/w/far\",\"pid\":10,\"uid\":1}");
+	feed(d, EXEC_EXE(4, 12, 9, "./x", "/w/x", "null", "[]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("exec_of_downloaded_file"), 1);
+	feed(d, EXEC_EXE(5, 13, 9, "./far", "/w/far", "null", "[]", "\"tty\"", "\"tty\""));
+	assert_int_equal(count("exec_of_downloaded_file"), 1);
+	detect_free(d);
+}
+
 /* crontab by its name or as busybox's applet; near misses: -l, busybox's other applets */
 static void test_crontab(void **state)
 {
@@ -559,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_pipe_to_shell),
 		cmocka_unit_test(test_exe_not_argv0),
 		cmocka_unit_test(test_downloaded_exec),
+		cmocka_unit_test(test_downloaded_exec_skew),
 		cmocka_unit_test(test_crontab),
 		cmocka_unit_test(test_exfiltration),
 		cmocka_unit_test(test_net_rules),

@@ -122,6 +122,38 @@ static void test_expire(void **state)
 	execpend_free(p);
 }
 
+/* A file event of pid comes before its exec's record: pid's held execs are handed back
+ * (a later record is a duplicate); other pids' stay held; a pid holding nothing is a
+ * no-op, as is a neighbour sharing its filter bucket. */
+static void test_release_pid(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	uint64_t t0 = 7000 * MS;
+	pid_t twin = 30 + EXECPEND_FILTER;
+
+	(void)state;
+	assert_false(execpend_may_hold(p, 30));
+	assert_int_equal(put(p, 30, t0, true, true, t0, &l), 0);
+	assert_int_equal(put(p, 31, t0, true, true, t0, &l), 0);
+	assert_null(l);
+	assert_true(execpend_may_hold(p, 30));
+	execpend_release_pid(p, twin, t0 + MS, &l);
+	assert_null(l);
+	execpend_release_pid(p, 30, t0 + MS, &l);
+	assert_int_equal(count(l), 1);
+	assert_int_equal(l->ev.pid, 30);
+	execpend_items_free(l);
+	l = NULL;
+	assert_false(execpend_may_hold(p, 30));
+	assert_true(execpend_may_hold(p, 31));
+	assert_int_equal(execpend_claim(p, 30, t0, &l), EXECPEND_DUP);
+	assert_int_equal(execpend_claim(p, 31, t0, &l), EXECPEND_CLAIMED);
+	assert_false(execpend_may_hold(p, 31));
+	assert_null(l);
+	execpend_free(p);
+}
+
 /* Two execs of one pid, the first's record never came: the second's record hands the
  * first back and claims the second. */
 static void test_stale_same_pid(void **state)
@@ -182,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_claim_and_dup),
 		cmocka_unit_test(test_expire),
 		cmocka_unit_test(test_stale_same_pid),
+		cmocka_unit_test(test_release_pid),
 		cmocka_unit_test(test_full),
 	};
 
