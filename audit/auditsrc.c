@@ -10,15 +10,12 @@
  * sensor.loss.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +28,7 @@
 #include "audit/auditsrc_int.h"
 #include "audit/execpend.h"
 #include "common/log.h"
+#include "common/thread.h"
 #include "common/timeutil.h"
 
 #define AS_RCVBUF (32 << 20)
@@ -232,12 +230,11 @@ void as_drain(struct auditsrc *s)
 }
 
 /* Once a second: the kernel's lost counter, our overflows and evictions. */
-static void as_tick(struct auditsrc *s)
+static void as_tick(void *ctx)
 {
+	struct auditsrc *s = ctx;
 	struct audit_status st;
-	uint64_t exp;
 
-	(void)!read(s->tfd, &exp, sizeof(exp));
 	as_drain(s);   /* the records already here count for the tamper check */
 	if (auditnl_status(s->ctl, &st) == 0) {
 		if (st.lost != s->lost_seen)
@@ -272,35 +269,23 @@ void as_expire(struct auditsrc *s, bool all)
 	s->noargs_told = st.noargs;
 }
 
-static void *as_main(void *arg)
+static void on_mc(struct loop *l, int fd, uint32_t events, void *ctx)
 {
-	struct auditsrc *s = arg;
-	struct epoll_event evs[4];
-	int n;
+	(void)l;
+	(void)fd;
+	(void)events;
+	as_drain(ctx);
+	aw_check_now(ctx);   /* a CONFIG_CHANGE record asked for it */
+}
 
-	(void)pthread_setname_np(pthread_self(), "sg-auditsrc");
-	for (;;) {
-		n = epoll_wait(s->ep, evs, 4, -1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_errno(-errno, "audit: audit source epoll_wait");
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == s->stopfd)
-				goto out;
-			if (evs[i].data.fd == s->tfd) {
-				as_tick(s);
-			} else {
-				as_drain(s);
-				aw_check_now(s);   /* a CONFIG_CHANGE record asked for it */
-			}
-		}
-	}
-out:
-	as_drain(s);
-	return NULL;
+static int as_main(struct sg_thread *t, void *arg)
+{
+	int ret = sg_thread_run(t);
+
+	if (ret)
+		log_errno(ret, "audit: audit source epoll_wait");
+	as_drain(arg);
+	return ret;
 }
 
 /* ---- start and stop ------------------------------------------------------------- */
@@ -324,30 +309,14 @@ static int mc_socket(void)
 	return fd;
 }
 
-static int ep_add(int ep, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
-}
-
 static int as_fds(struct auditsrc *s)
 {
-	struct itimerspec it = { { 1, 0 }, { 1, 0 } };
-	int ret;
+	int ret = sg_thread_new(&s->t, "sg-auditsrc");
 
-	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	s->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (s->stopfd < 0 || s->tfd < 0 || s->ep < 0)
-		return -errno;
-	if (timerfd_settime(s->tfd, 0, &it, NULL) != 0)
-		return -errno;
-	ret = ep_add(s->ep, s->stopfd);
 	if (ret == 0)
-		ret = ep_add(s->ep, s->tfd);
+		ret = sg_thread_tick(s->t, 1000, as_tick, s);
 	if (ret == 0)
-		ret = ep_add(s->ep, s->mc);
+		ret = loop_add(sg_thread_loop(s->t), s->mc, EPOLLIN, on_mc, s);
 	return ret;
 }
 
@@ -375,7 +344,7 @@ static void as_restore(struct auditsrc *s)
 
 static void as_close(struct auditsrc *s)
 {
-	int fds[] = { s->mc, s->ctl, s->stopfd, s->tfd, s->ep };
+	int fds[] = { s->mc, s->ctl };
 	struct execpend_item *l = NULL;
 
 	/* What is still held is the connector's to emit from now on. */
@@ -383,6 +352,7 @@ static void as_close(struct auditsrc *s)
 	as_emit_items(l);
 	as_restore(s);
 	auditjoin_free(&s->j);
+	sg_thread_free(s->t);
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -433,7 +403,6 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 	if (!s)
 		return -ENOMEM;
 	s->a = a;
-	s->stopfd = s->tfd = s->ep = -1;
 	s->healthy = true;
 	if (!a->pend) {
 		free(s);
@@ -457,7 +426,7 @@ int auditsrc_start(struct auditsrc **out, struct audit *a)
 	if (ret == 0)
 		ret = as_fds(s);
 	if (ret == 0)
-		ret = -pthread_create(&s->th, NULL, as_main, s);
+		ret = sg_thread_start(s->t, as_main, s);
 	if (ret)
 		goto fail;
 	if (s->reaped)
@@ -472,11 +441,9 @@ fail:
 
 void auditsrc_stop(struct auditsrc *s)
 {
-	uint64_t one = 1;
-
 	if (!s)
 		return;
-	(void)!write(s->stopfd, &one, sizeof(one));
-	pthread_join(s->th, NULL);
+	(void)sg_thread_stop(s->t);
+	(void)sg_thread_join(s->t);
 	as_close(s);
 }

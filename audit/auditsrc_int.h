@@ -5,7 +5,6 @@
 #ifndef SANDGATE_AUDIT_AUDITSRC_INT_H
 #define SANDGATE_AUDIT_AUDITSRC_INT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -13,12 +12,14 @@
 #include "audit/auditjoin.h"
 #include "audit/auditnl.h"
 
+struct sg_thread;
+
 #define AS_MSG 16384                 /* > MAX_AUDIT_MESSAGE_LENGTH (8970) */
 
 struct auditsrc {
 	struct audit *a;
-	int mc, ctl, stopfd, tfd, ep;
-	pthread_t th;
+	int mc, ctl;
+	struct sg_thread *t;         /* common/thread.h */
 	char key[32];                /* our rules' key: "sandgate-PID" */
 	bool added[AUDITNL_RULES];
 	unsigned reaped;             /* keys of killed daemons whose rules we deleted */

@@ -157,11 +157,12 @@ struct pending {
 
 struct fanreads;
 struct fansens_walk;
+struct sg_thread;
 
 struct fanmon {
 	struct audit *a;
-	int fan, stopfd, tfd, ep;
-	pthread_t th;
+	int fan;
+	struct sg_thread *t;         /* common/thread.h */
 	struct fan_mounts mnts;
 	char **sensitive;            /* own copy: a SIGHUP frees the config's */
 	size_t n_sensitive;

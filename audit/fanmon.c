@@ -1,6 +1,6 @@
 /*
  * The fanotify sensor: filesystem marks with FID + DFID_NAME (+ rename target) reporting,
- * one thread, one epoll (fanotify fd, stop eventfd, 1 s timer). Only pids the table ties
+ * one thread (common/thread.h: fanotify fd, mount events, 1 s tick). Only pids the table ties
  * to a session are reported; the daemon's own pid is dropped first. Writes are coalesced
  * per (pid, file): one file.write at close-after-write, or after a second for a file
  * still open. Reads are reported only under the sensitive prefixes.
@@ -12,15 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/sysmacros.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit/fan_int.h"
 #include "common/log.h"
+#include "common/thread.h"
 #include "common/timeutil.h"
 #include "journal/event.h"
 
@@ -115,12 +114,11 @@ static void fm_drain(struct fanmon *f)
 	}
 }
 
-static void fm_tick(struct fanmon *f)
+static void fm_tick(void *ctx)
 {
+	struct fanmon *f = ctx;
 	char why[160];
-	uint64_t exp;
 
-	(void)!read(f->tfd, &exp, sizeof(exp));
 	fanemit_flush(f, false);
 	fanreads_flush(f->rd, false);
 	mntwatch_poll(f->a->mw);
@@ -135,45 +133,48 @@ static void fm_tick(struct fanmon *f)
 	}
 }
 
-static void *fm_main(void *arg)
+static void on_fan(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	fm_drain(ctx);
+}
+
+static void on_mount(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct fanmon *f = ctx;
+
+	(void)l;
+	(void)fd;
+	(void)events;
+	mntwatch_on_event(f->a->mw);
+}
+
+static bool walk_idle(void *ctx)
+{
+	return fansens_walk_step(ctx, 256);
+}
+
+static int fm_main(struct sg_thread *t, void *arg)
 {
 	struct fanmon *f = arg;
-	struct epoll_event evs[4];
-	int n;
+	int ret;
 
-	(void)pthread_setname_np(pthread_self(), "sg-fanotify");
 	/* The walk goes a slice at a time while the queue is empty: reads are seen by
 	 * path meanwhile, and the queue does not fill up behind a long walk. */
 	if (f->reads && fansens_walk_start(f) != 0)
 		log_warnx("audit: sensitive files are recognised by their path only (no memory)");
-	for (;;) {
-		n = epoll_wait(f->ep, evs, 4, f->walk ? 0 : -1);
-		if (n == 0 && f->walk)
-			(void)fansens_walk_step(f, 256);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_warn("audit: fanotify epoll_wait");
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == f->stopfd)
-				goto out;
-			if (evs[i].data.fd == f->tfd)
-				fm_tick(f);
-			else if (evs[i].data.fd == mntwatch_fd(f->a->mw) ||
-				 evs[i].data.fd == mntwatch_host_fd(f->a->mw))
-				mntwatch_on_event(f->a->mw);
-			else
-				fm_drain(f);
-		}
-	}
-out:
+	if (f->walk)
+		loop_set_idle(sg_thread_loop(t), walk_idle, f);
+	ret = sg_thread_run(t);
+	if (ret)
+		log_errno(ret, "audit: fanotify epoll_wait");
 	fm_drain(f);
 	fanemit_flush(f, true);
 	fanreads_flush(f->rd, true);
 	fanemit_losses(f);
-	return NULL;
+	return ret;
 }
 
 static uint64_t fm_mask(const struct audit_settings *s)
@@ -209,44 +210,27 @@ static int fm_mark(struct fanmon *f, const struct audit_settings *s)
 	return 0;
 }
 
-static int ep_add(int ep, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
-}
-
 static int fm_fds(struct fanmon *f)
 {
-	struct itimerspec it = { { 1, 0 }, { 1, 0 } };
-	int ret;
+	int mfd = mntwatch_fd(f->a->mw), hfd = mntwatch_host_fd(f->a->mw);
+	int ret = sg_thread_new(&f->t, "sg-fanotify");
 
-	f->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	f->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	f->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (f->stopfd < 0 || f->tfd < 0 || f->ep < 0)
-		return -errno;
-	if (timerfd_settime(f->tfd, 0, &it, NULL) != 0)
-		return -errno;
-	ret = ep_add(f->ep, f->stopfd);
 	if (ret == 0)
-		ret = ep_add(f->ep, f->tfd);
+		ret = sg_thread_tick(f->t, 1000, fm_tick, f);
 	if (ret == 0)
-		ret = ep_add(f->ep, f->fan);
-	if (ret == 0 && mntwatch_fd(f->a->mw) >= 0)
-		ret = ep_add(f->ep, mntwatch_fd(f->a->mw));   /* mount events (6.15+) */
-	if (ret == 0 && mntwatch_host_fd(f->a->mw) >= 0)
-		ret = ep_add(f->ep, mntwatch_host_fd(f->a->mw));
+		ret = loop_add(sg_thread_loop(f->t), f->fan, EPOLLIN, on_fan, f);
+	if (ret == 0 && mfd >= 0)   /* mount events (6.15+) */
+		ret = loop_add(sg_thread_loop(f->t), mfd, EPOLLIN, on_mount, f);
+	if (ret == 0 && hfd >= 0)
+		ret = loop_add(sg_thread_loop(f->t), hfd, EPOLLIN, on_mount, f);
 	return ret;
 }
 
 static void fm_close(struct fanmon *f)
 {
-	int fds[] = { f->fan, f->stopfd, f->tfd, f->ep };
-
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	sg_thread_free(f->t);
+	if (f->fan >= 0)
+		close(f->fan);
 	fanpath_close(&f->mnts);
 	fansens_walk_stop(f);
 	fanid_fini(&f->sens);
@@ -333,7 +317,7 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 	f->modify = s->file_modify;
 	f->reads = s->n_sensitive > 0;
 	f->mask = fm_mask(s);
-	f->stopfd = f->tfd = f->fan = f->ep = -1;
+	f->fan = -1;
 	pthread_mutex_init(&f->wd_mu, NULL);
 	ret = copy_sensitive(f, s);
 	if (ret == 0)
@@ -355,7 +339,7 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 		mntwatch_set_hooks(a->mw, &(struct mntwatch_hooks){ .ctx = f, .mounted = on_mounted,
 				   .unmounted = on_unmounted, .session_of = session_of });
 	if (ret == 0)
-		ret = -pthread_create(&f->th, NULL, fm_main, f);
+		ret = sg_thread_start(f->t, fm_main, f);
 	if (ret) {
 		mntwatch_set_hooks(a->mw, &(struct mntwatch_hooks){ 0 });   /* f goes */
 		fm_close(f);
@@ -367,11 +351,9 @@ int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settin
 
 void fanmon_stop(struct fanmon *f)
 {
-	uint64_t one = 1;
-
 	if (!f)
 		return;
-	(void)!write(f->stopfd, &one, sizeof(one));
-	pthread_join(f->th, NULL);
+	(void)sg_thread_stop(f->t);
+	(void)sg_thread_join(f->t);
 	fm_close(f);
 }

@@ -1,5 +1,5 @@
 /*
- * The proc connector sensor: one thread, one epoll (socket, stop eventfd, 1 s timer).
+ * The proc connector sensor: one thread (common/thread.h: socket, poke, 1 s tick).
  * Events are taken from the socket in batches so an exec can be checked against a later
  * exec of the same pid already queued: its /proc state would be the later program's,
  * so it is reported with argv_complete false rather than with borrowed arguments.
@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <linux/cn_proc.h>
@@ -26,6 +24,7 @@
 #include "audit/audit_int.h"
 #include "audit/execpend.h"
 #include "common/log.h"
+#include "common/thread.h"
 #include "common/timeutil.h"
 
 #define PC_BATCH 1024
@@ -35,8 +34,8 @@
 
 struct procconn {
 	struct audit *a;
-	int sock, stopfd, tfd, ep;
-	pthread_t th;
+	int sock;
+	struct sg_thread *t;
 	struct cn_seq *seq;
 	struct procq *q;
 	uint64_t gap_lost, enobufs, table_full;
@@ -337,11 +336,10 @@ static void pc_drain(struct procconn *p)
 }
 
 /* Once a second: losses counted since the last tick, and old exited entries. */
-static void pc_tick(struct procconn *p)
+static void pc_tick(void *ctx)
 {
-	uint64_t exp;
+	struct procconn *p = ctx;
 
-	(void)!read(p->tfd, &exp, sizeof(exp));
 	if (p->gap_lost) {
 		int ret = audit_emit_loss("proc_connector", (int64_t)p->gap_lost,
 					  p->enobufs ? "receive buffer overflow (ENOBUFS)"
@@ -361,12 +359,22 @@ static void pc_tick(struct procconn *p)
 		pkgtrack_tick(p->a->pk);
 }
 
-static void pc_poked(struct procconn *p)
+static void on_sock(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	pc_drain(ctx);
+}
+
+static void on_poke(struct loop *l, int fd, uint32_t events, void *ctx)
 {
 	uint64_t n;
 
-	(void)!read(p->a->poke_fd, &n, sizeof(n));
-	pc_drain(p);
+	(void)l;
+	(void)events;
+	(void)!read(fd, &n, sizeof(n));
+	pc_drain(ctx);
 }
 
 /*
@@ -383,67 +391,32 @@ static void pc_priority(void)
 		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -20);
 }
 
-static void *pc_main(void *arg)
+static int pc_main(struct sg_thread *t, void *arg)
 {
 	struct procconn *p = arg;
-	struct epoll_event evs[4];
-	int n;
+	int ret;
 
-	(void)pthread_setname_np(pthread_self(), "sg-proc");
 	pc_priority();
-	for (;;) {
-		n = epoll_wait(p->ep, evs, 4, -1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_warn("audit: proc connector epoll_wait");
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == p->stopfd)
-				goto out;
-			if (evs[i].data.fd == p->tfd)
-				pc_tick(p);
-			else if (evs[i].data.fd == p->a->poke_fd)
-				pc_poked(p);
-			else
-				pc_drain(p);
-		}
-	}
-out:
+	ret = sg_thread_run(t);
+	if (ret)
+		log_errno(ret, "audit: proc connector epoll_wait");
 	pc_drain(p);
-	return NULL;
-}
-
-static int ep_add(int ep, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+	return ret;
 }
 
 static int pc_fds(struct procconn *p)
 {
-	struct itimerspec it = { { 1, 0 }, { 1, 0 } };
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int ret;
+	int ret = sg_thread_new(&p->t, "sg-proc");
 
-	p->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	p->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	p->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (p->stopfd < 0 || p->tfd < 0 || p->ep < 0)
-		return -errno;
-	if (timerfd_settime(p->tfd, 0, &it, NULL) != 0)
-		return -errno;
-	ret = cn_seq_new(&p->seq, ncpu > 0 ? (uint32_t)ncpu : 1);
 	if (ret == 0)
-		ret = ep_add(p->ep, p->stopfd);
+		ret = cn_seq_new(&p->seq, ncpu > 0 ? (uint32_t)ncpu : 1);
 	if (ret == 0)
-		ret = ep_add(p->ep, p->tfd);
+		ret = sg_thread_tick(p->t, 1000, pc_tick, p);
 	if (ret == 0)
-		ret = ep_add(p->ep, p->sock);
+		ret = loop_add(sg_thread_loop(p->t), p->sock, EPOLLIN, on_sock, p);
 	if (ret == 0)
-		ret = ep_add(p->ep, p->a->poke_fd);
+		ret = loop_add(sg_thread_loop(p->t), p->a->poke_fd, EPOLLIN, on_poke, p);
 	return ret;
 }
 
@@ -454,12 +427,7 @@ static void pc_close(struct procconn *p)
 		(void)pc_mcast(p->sock, PROC_CN_MCAST_IGNORE);
 		close(p->sock);
 	}
-	if (p->stopfd >= 0)
-		close(p->stopfd);
-	if (p->tfd >= 0)
-		close(p->tfd);
-	if (p->ep >= 0)
-		close(p->ep);
+	sg_thread_free(p->t);
 	cn_seq_free(p->seq);
 	procq_stop(p->q);   /* emits what the thread queued */
 	free(p);
@@ -473,7 +441,6 @@ int procconn_start(struct procconn **out, struct audit *a)
 	if (!p)
 		return -ENOMEM;
 	p->a = a;
-	p->stopfd = p->tfd = p->ep = -1;
 	ret = pc_socket(&p->sock, a->proc_rcvbuf);
 	if (ret) {
 		p->sock = -1;
@@ -483,7 +450,7 @@ int procconn_start(struct procconn **out, struct audit *a)
 	if (ret == 0)
 		ret = procq_start(&p->q);
 	if (ret == 0)
-		ret = -pthread_create(&p->th, NULL, pc_main, p);
+		ret = sg_thread_start(p->t, pc_main, p);
 	if (ret)
 		goto fail;
 	*out = p;
@@ -495,12 +462,10 @@ fail:
 
 void procconn_stop(struct procconn *p)
 {
-	uint64_t one = 1;
-
 	if (!p)
 		return;
-	(void)!write(p->stopfd, &one, sizeof(one));
-	pthread_join(p->th, NULL);
+	(void)sg_thread_stop(p->t);
+	(void)sg_thread_join(p->t);
 	if (p->gap_lost)
 		(void)audit_emit_loss("proc_connector", (int64_t)p->gap_lost,
 				      p->enobufs ? "receive buffer overflow (ENOBUFS)"

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 #define CONTROL_LINE_MAX (256 * 1024)
 #define CONTROL_VERB_MAX 64

@@ -14,7 +14,7 @@
 #include "daemon/config.h"
 #include "daemon/control.h"
 #include "daemon/health.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 struct nft_handle;
 struct sessions;

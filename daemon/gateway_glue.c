@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/timeutil.h"
-#include "daemon/loop.h"
+#include "common/loop.h"
 #include "daemon/daemon.h"
 #include "gateway/gateway.h"
 #include "journal/event.h"

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -27,7 +26,8 @@
 struct ct_ctx {
 	struct gateway *g;
 	struct nfct_handle *ev, *dump;
-	int tfd, ep;
+	struct sg_thread *t;
+	int err;                     /* what stopped the loop */
 	int64_t next_dump_ms, next_reap_ms;
 	struct gw_dump d;
 	struct gw_ctev cev;
@@ -90,32 +90,21 @@ static int open_handles(struct ct_ctx *c)
 	return ret < 0 ? -EIO : ret;
 }
 
-static int add_fd(int ep, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
-}
+static void on_tick(void *ctx);
+static void on_ct_events(struct loop *l, int fd, uint32_t events, void *ctx);
 
 static int ct_setup(struct ct_ctx *c)
 {
-	struct itimerspec its = { { 0, GW_CT_TICK_MS * 1000000L }, { 0, GW_CT_TICK_MS * 1000000L } };
 	int ret = gw_enter_netns(c->g);
 
 	if (ret == 0)
 		ret = open_handles(c);   /* loads nf_conntrack if needed: sysctls exist after */
 	if (ret == 0 && (write_sysctl("nf_conntrack_acct") || write_sysctl("nf_conntrack_timestamp")))
 		log_warn("gateway: cannot enable conntrack accounting: net.flow counts are null");
-	c->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	c->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ret == 0 && (c->tfd < 0 || c->ep < 0 || timerfd_settime(c->tfd, 0, &its, NULL)))
-		ret = -errno;
 	if (ret == 0)
-		ret = add_fd(c->ep, c->tfd);
+		ret = sg_thread_tick(c->t, GW_CT_TICK_MS, on_tick, c);
 	if (ret == 0)
-		ret = add_fd(c->ep, c->g->ct_stopfd);
-	if (ret == 0)
-		ret = add_fd(c->ep, nfct_fd(c->ev));
+		ret = loop_add(sg_thread_loop(c->t), nfct_fd(c->ev), EPOLLIN, on_ct_events, c);
 	return ret;
 }
 
@@ -125,10 +114,6 @@ static void ct_teardown(struct ct_ctx *c)
 		nfct_close(c->ev);
 	if (c->dump)
 		nfct_close(c->dump);
-	if (c->tfd >= 0)
-		close(c->tfd);
-	if (c->ep >= 0)
-		close(c->ep);
 	free(c->d.ev);
 	gw_ctev_fini(&c->cev);
 }
@@ -196,13 +181,11 @@ static void expire_dns(struct gateway *g, int64_t now)
 	}
 }
 
-static void on_tick(struct ct_ctx *c)
+static void on_tick(void *ctx)
 {
-	uint64_t n;
+	struct ct_ctx *c = ctx;
 	int64_t now = time_mono_ms(), period;
 
-	if (read(c->tfd, &n, sizeof(n)) != sizeof(n))
-		return;
 	expire_dns(c->g, now);
 	gw_qstats_poll(c->g);
 	gw_blocksum_flush(c->g, false);
@@ -250,47 +233,36 @@ static int on_events(struct ct_ctx *c)
 	return -errno;
 }
 
-static int ct_loop(struct ct_ctx *c)
+static void on_ct_events(struct loop *l, int fd, uint32_t events, void *ctx)
 {
-	struct epoll_event out[3];
-	int n, ret = 0;
+	struct ct_ctx *c = ctx;
 
-	while (ret == 0) {
-		n = epoll_wait(c->ep, out, 3, -1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		for (int i = 0; i < n && ret == 0; i++) {
-			if (out[i].data.fd == c->g->ct_stopfd)
-				return 0;
-			if (out[i].data.fd == c->tfd)
-				on_tick(c);
-			else
-				ret = on_events(c);
-		}
-	}
-	return ret;
+	(void)fd;
+	(void)events;
+	c->err = on_events(c);
+	if (c->err)
+		loop_stop(l);
 }
 
-void *gw_ct_main(void *arg)
+int gw_ct_main(struct sg_thread *t, void *arg)
 {
-	struct ct_ctx c = { .g = arg, .tfd = -1, .ep = -1 };
+	struct ct_ctx c = { .g = arg, .t = t };
 	int ret;
 
 	c.d.g = c.g;
 	c.d.cev = &c.cev;
-	(void)pthread_setname_np(pthread_self(), "sg-conntrack");   /* cosmetic */
 	ret = ct_setup(&c);
 	if (ret)
 		log_errno(ret, "gateway: conntrack");
 	gw_started(c.g, &c.g->ct_start_err, ret);
 	if (ret == 0) {
 		c.next_dump_ms = time_mono_ms() + 1000;
-		ret = ct_loop(&c);
+		ret = sg_thread_run(t);
+		if (ret == 0)
+			ret = c.err;
 		if (ret)
 			log_errno(ret, "gateway: conntrack thread stopped (net.flow lost)");
 	}
 	ct_teardown(&c);
-	return NULL;
+	return ret;
 }

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,7 +75,7 @@ int gateway_new(const struct gw_config *c, struct gateway **out)
 	g->cfg = *c;
 	g->flow_seq = (uint64_t)time_wall_us();   /* ids stay unique across restarts */
 	g->start_wall_ns = g->flow_seq * 1000;
-	g->nsfd = g->ct_stopfd = g->viol_fd = -1;
+	g->nsfd = g->viol_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->start_lock, NULL);
 	pthread_rwlock_init(&g->pkg_lock, NULL);
@@ -111,15 +110,12 @@ static void wait_started(struct gateway *g, unsigned n)
 
 static int start_ct(struct gateway *g)
 {
-	int r;
+	int ret = sg_thread_new(&g->ct_t, "sg-conntrack");
 
-	g->ct_stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (g->ct_stopfd < 0)
-		return -errno;
-	r = pthread_create(&g->ct_th, NULL, gw_ct_main, g);
-	if (r)
-		return -r;
-	g->ct_running = true;
+	if (ret == 0)
+		ret = sg_thread_start(g->ct_t, gw_ct_main, g);
+	if (ret)
+		return ret;
 	wait_started(g, 1);
 	return g->ct_start_err;
 }
@@ -127,21 +123,20 @@ static int start_ct(struct gateway *g)
 static int start_worker(struct gateway *g, unsigned i)
 {
 	struct gw_worker *w = &g->w[i];
-	int r;
+	char name[16];
+	int ret;
 
 	w->g = g;
 	w->idx = i;
 	w->qnum = (uint16_t)(g->cfg.queue_base + i);
 	w->raw4 = w->raw6 = -1;   /* opened at the first synthesised answer */
-	w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->stopfd < 0)
-		return -errno;
-	r = pthread_create(&w->th, NULL, gw_worker_main, w);
-	if (r)
-		return -r;
-	w->running = true;
-	g->nw = i + 1;
-	return 0;
+	/* Named for ps/top and the bench's per-thread CPU. */
+	snprintf(name, sizeof(name), "sg-nfq%u", (unsigned)w->qnum);
+	ret = sg_thread_new(&w->t, name);
+	if (ret == 0)
+		ret = sg_thread_start(w->t, gw_worker_main, w);
+	g->nw = i + 1;   /* freed by gateway_stop() whether it started or not */
+	return ret;
 }
 
 int gateway_start(struct gateway *g)
@@ -163,33 +158,18 @@ int gateway_start(struct gateway *g)
 	return ret;
 }
 
-static void stop_thread(int fd, pthread_t th, bool *running)
-{
-	uint64_t one = 1;
-
-	if (!*running)
-		return;
-	if (write(fd, &one, sizeof(one)) != sizeof(one))
-		return;   /* cannot happen with an eventfd below its max; never join blind */
-	pthread_join(th, NULL);
-	*running = false;
-}
-
 void gateway_stop(struct gateway *g)
 {
 	if (!g)
 		return;
+	/* One at a time, workers first: each stops and is joined before the next. */
 	for (unsigned i = 0; i < g->nw; i++) {
-		stop_thread(g->w[i].stopfd, g->w[i].th, &g->w[i].running);
-		if (g->w[i].stopfd >= 0)
-			close(g->w[i].stopfd);
-		g->w[i].stopfd = -1;
+		sg_thread_free(g->w[i].t);
+		g->w[i].t = NULL;
 	}
 	g->nw = 0;
-	stop_thread(g->ct_stopfd, g->ct_th, &g->ct_running);
-	if (g->ct_stopfd >= 0)
-		close(g->ct_stopfd);
-	g->ct_stopfd = -1;
+	sg_thread_free(g->ct_t);
+	g->ct_t = NULL;
 }
 
 void gateway_free(struct gateway *g)

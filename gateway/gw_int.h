@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dns/dns.h"
+#include "common/thread.h"
 #include "common/timeutil.h"
 #include "gateway/dnsbind.h"
 #include "gateway/dnspend.h"
@@ -61,9 +62,8 @@ struct gw_worker {
 	struct gateway *g;
 	unsigned idx;
 	uint16_t qnum;
-	pthread_t th;
-	bool running;
-	int stopfd;                   /* eventfd: stop */
+	struct sg_thread *t;          /* common/thread.h */
+	int err;                      /* what stopped the loop: the thread's error */
 	struct mnl_socket *nl;
 	unsigned portid;
 	uint8_t *rbuf, *sbuf;
@@ -89,9 +89,7 @@ struct gateway {
 	struct dnspend *pend;
 	struct gw_worker *w;
 	unsigned nw;
-	pthread_t ct_th;
-	bool ct_running;
-	int ct_stopfd;
+	struct sg_thread *ct_t;       /* the conntrack thread (common/thread.h) */
 	int ct_start_err;
 	pthread_mutex_t start_lock;   /* threads report their start here */
 	pthread_cond_t start_cond;
@@ -164,7 +162,7 @@ void gw_started(struct gateway *g, int *slot, int err);
 void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k);
 
 /* ---- NFQUEUE worker (gateway/nfq.c) ---- */
-void *gw_worker_main(void *arg);
+int gw_worker_main(struct sg_thread *t, void *arg);
 
 /* ---- the packet path: the shell (gateway/handle.c) around the pure decision
  * (gateway/packet.h: packet.c, dnsh.c, decide.c) ---- */
@@ -279,7 +277,7 @@ void gw_synth_note(struct gateway *g, const struct gw_pkt *q, uint16_t dns_id);
 bool gw_synth_own(struct gateway *g, const struct dnspend_key *k);
 
 /* ---- conntrack (gateway/ct.c), queue stats (gateway/qstats.c) ---- */
-void *gw_ct_main(void *arg);
+int gw_ct_main(struct sg_thread *t, void *arg);
 /* Reads the namespace's nfnetlink_queue drop counters and reports new drops. */
 void gw_qstats_poll(struct gateway *g);
 /* Records one decision latency. */

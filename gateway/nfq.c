@@ -111,7 +111,6 @@ static int open_socket(struct gw_worker *w)
 
 static int worker_setup(struct gw_worker *w)
 {
-	char name[16];
 	int ret;
 
 	w->diagfd = -1;
@@ -121,9 +120,6 @@ static int worker_setup(struct gw_worker *w)
 	if (!w->rbuf || !w->sbuf || !w->msg)
 		return -ENOMEM;
 	pin(w);
-	/* Named for ps/top and the bench's per-thread CPU (best effort: cosmetic). */
-	snprintf(name, sizeof(name), "sg-nfq%u", (unsigned)w->qnum);
-	(void)pthread_setname_np(pthread_self(), name);
 	ret = gw_enter_netns(w->g);
 	if (ret == 0)
 		ret = open_socket(w);
@@ -266,51 +262,36 @@ static int drain(struct gw_worker *w)
 	return ret;
 }
 
-static int worker_loop(struct gw_worker *w)
+/* The queue's socket is readable: all of it, then one batch of verdicts. */
+static void on_queue(struct loop *l, int fd, uint32_t events, void *ctx)
 {
-	struct epoll_event ev = { .events = EPOLLIN }, out[2];
-	int ep = epoll_create1(EPOLL_CLOEXEC), ret = 0, n;
+	struct gw_worker *w = ctx;
 
-	if (ep < 0)
-		return -errno;
-	ev.data.fd = w->stopfd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, w->stopfd, &ev) < 0)
-		ret = -errno;
-	ev.data.fd = mnl_socket_get_fd(w->nl);
-	if (ret == 0 && epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
-		ret = -errno;
-	while (ret == 0) {
-		n = epoll_wait(ep, out, 2, -1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		for (int i = 0; i < n; i++)
-			if (out[i].data.fd == w->stopfd)
-				goto out;
-		ret = drain(w);
-	}
-out:
-	close(ep);
-	return ret;
+	(void)fd;
+	(void)events;
+	w->err = drain(w);
+	if (w->err)
+		loop_stop(l);
 }
 
-void *gw_worker_main(void *arg)
+int gw_worker_main(struct sg_thread *t, void *arg)
 {
 	struct gw_worker *w = arg;
 	int ret = worker_setup(w);
 
+	if (ret == 0)
+		ret = loop_add(sg_thread_loop(t), mnl_socket_get_fd(w->nl), EPOLLIN, on_queue, w);
 	if (ret)
 		log_errno(ret, "gateway: queue %u: cannot bind", w->qnum);
 	gw_started(w->g, &w->start_err, ret);
 	if (ret == 0) {
-		ret = worker_loop(w);
+		ret = sg_thread_run(t);
+		if (ret == 0)
+			ret = w->err;
 		if (ret)
 			log_errno(ret, "gateway: queue %u: worker stopped (queue fails closed)",
 				  w->qnum);
 	}
 	worker_teardown(w);
-	return NULL;
+	return ret;
 }

@@ -1,17 +1,15 @@
-/* The follower thread (journal/tail.h): inotify + eventfd + a periodic fallback. */
+/* The follower thread (journal/tail.h, on common/thread.h): inotify, wake, periodic fallback. */
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/cpuload.h"
+#include "common/thread.h"
 #include "common/timeutil.h"
 #include "journal/tail.h"
 
@@ -29,9 +27,7 @@
 struct tail_worker {
 	struct tail_settings s;
 	int ino;          /* inotify on the journal directory */
-	int stopfd;       /* eventfd: 1 = wake, >= 2^32 = stop */
-	pthread_t thread;
-	atomic_bool stopping;
+	struct sg_thread *t;          /* the thread, its wake and stop */
 	/* the last CPU sample of a background worker, for the window up to the next */
 	struct cpu_sample cpu;
 	uint64_t cpu_own_ticks;
@@ -55,21 +51,21 @@ static void sleep_ms(uint64_t ms)
 		;
 }
 
+static void on_ino(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct tail_worker *w = ctx;
+
+	(void)l;
+	(void)events;
+	drain_fd(fd);
+	if (!sg_thread_stopping(w->t) && w->s.linger_ms)
+		sleep_ms(w->s.linger_ms);   /* coalesce a burst of writes */
+}
+
 /* Waits for a journal change, a kick or stop, at most ms. */
 static void wait_change(struct tail_worker *w, uint64_t ms)
 {
-	struct pollfd p[2] = { { w->ino, POLLIN, 0 }, { w->stopfd, POLLIN, 0 } };
-	int n = poll(p, 2, ms > 600000 ? 600000 : (int)ms);
-
-	if (n <= 0)
-		return;
-	if (p[1].revents)
-		drain_fd(w->stopfd);
-	if (p[0].revents) {
-		drain_fd(w->ino);
-		if (!w->stopping && w->s.linger_ms)
-			sleep_ms(w->s.linger_ms);   /* coalesce a burst of writes */
-	}
+	(void)sg_thread_wait(w->t, ms > 600000 ? 600000 : (int)ms);
 }
 
 /*
@@ -132,7 +128,7 @@ static void defer_while_busy(struct tail_worker *w)
 	int64_t start = time_mono_ms(), now = start;
 	int pct;
 
-	while (!w->stopping && now - start < BUSY_DEFER_MAX_MS) {
+	while (!sg_thread_stopping(w->t) && now - start < BUSY_DEFER_MAX_MS) {
 		pct = idle_since_last(w);
 		if (pct >= BUSY_IDLE_PCT)
 			break;
@@ -141,19 +137,16 @@ static void defer_while_busy(struct tail_worker *w)
 	}
 }
 
-static void *run(void *arg)
+static int run(struct sg_thread *t, void *arg)
 {
 	struct tail_worker *w = arg;
 	int last_err = 0;
 
 	if (w->s.background)
 		lower_priority();
-	if (w->s.name)
-		(void)pthread_setname_np(pthread_self(), w->s.name);
-
 	if (w->s.wait_first)
 		wait_change(w, w->s.fallback_ms);
-	while (!w->stopping) {
+	while (!sg_thread_stopping(t)) {
 		uint64_t retry = w->s.fallback_ms;
 		size_t progressed = 0;
 		int ret;
@@ -169,7 +162,7 @@ static void *run(void *arg)
 			continue;
 		wait_change(w, ret ? retry : w->s.fallback_ms);
 	}
-	return NULL;
+	return 0;
 }
 
 int tail_worker_start(struct tail_worker **out, const struct tail_settings *s)
@@ -181,44 +174,43 @@ int tail_worker_start(struct tail_worker **out, const struct tail_settings *s)
 		return -ENOMEM;
 	w->s = *s;
 	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	w->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->ino < 0 || w->stopfd < 0 ||
+	if (w->ino < 0 ||
 	    (!s->timer_only &&
 	     inotify_add_watch(w->ino, s->journal_dir,
 			       IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0)) {
 		ret = -errno;
 		goto fail;
 	}
-	ret = -pthread_create(&w->thread, NULL, run, w);
+	ret = sg_thread_new(&w->t, s->name);
+	if (ret == 0)
+		ret = loop_add(sg_thread_loop(w->t), w->ino, EPOLLIN, on_ino, w);
+	if (ret == 0)
+		ret = sg_thread_start(w->t, run, w);
 	if (ret == 0) {
 		*out = w;
 		return 0;
 	}
 fail:
+	sg_thread_free(w->t);
 	if (w->ino >= 0)
 		close(w->ino);
-	if (w->stopfd >= 0)
-		close(w->stopfd);
 	free(w);
 	return ret;
 }
 
 void tail_worker_kick(struct tail_worker *w)
 {
-	uint64_t one = 1;
-
-	if (w && write(w->stopfd, &one, sizeof(one)) < 0)
-		return;   /* counter full: a wake-up is pending anyway */
+	if (w)
+		sg_thread_wake(w->t);
 }
 
 void tail_worker_stop(struct tail_worker *w)
 {
 	if (!w)
 		return;
-	w->stopping = true;
-	tail_worker_kick(w);
-	pthread_join(w->thread, NULL);
+	(void)sg_thread_stop(w->t);
+	(void)sg_thread_join(w->t);
+	sg_thread_free(w->t);
 	close(w->ino);
-	close(w->stopfd);
 	free(w);
 }

@@ -1,4 +1,4 @@
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +21,9 @@ struct loop {
 	struct watch *watches;
 	loop_hook_fn before_sleep;
 	void *before_sleep_ctx;
+	bool (*idle)(void *ctx);
+	void *idle_ctx;
+	bool idle_armed;
 };
 
 int loop_new(struct loop **out)
@@ -109,28 +112,45 @@ void loop_set_before_sleep(struct loop *l, loop_hook_fn fn, void *ctx)
 	l->before_sleep_ctx = ctx;
 }
 
-int loop_run(struct loop *l)
+void loop_set_idle(struct loop *l, bool (*fn)(void *ctx), void *ctx)
+{
+	l->idle = fn;
+	l->idle_ctx = ctx;
+	l->idle_armed = fn != NULL;
+}
+
+int loop_once(struct loop *l, int timeout_ms)
 {
 	struct epoll_event evs[64];
+	bool polling = l->idle && l->idle_armed;
 	int n, i;
+
+	if (l->before_sleep)
+		l->before_sleep(l, l->before_sleep_ctx);
+	n = epoll_wait(l->epfd, evs, 64, polling ? 0 : timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n == 0 && polling)
+		l->idle_armed = l->idle(l->idle_ctx);
+	for (i = 0; i < n; i++) {
+		struct watch *w = evs[i].data.ptr;
+
+		if (!w->dead)
+			w->fn(l, w->fd, evs[i].events, w->ctx);
+	}
+	reap(l);
+	return n;
+}
+
+int loop_run(struct loop *l)
+{
+	int n;
 
 	l->stop = false;
 	while (!l->stop) {
-		if (l->before_sleep)
-			l->before_sleep(l, l->before_sleep_ctx);
-		n = epoll_wait(l->epfd, evs, 64, -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (i = 0; i < n; i++) {
-			struct watch *w = evs[i].data.ptr;
-
-			if (!w->dead)
-				w->fn(l, w->fd, evs[i].events, w->ctx);
-		}
-		reap(l);
+		n = loop_once(l, -1);
+		if (n < 0)
+			return n;
 	}
 	return 0;
 }
@@ -138,6 +158,11 @@ int loop_run(struct loop *l)
 void loop_stop(struct loop *l)
 {
 	l->stop = true;
+}
+
+bool loop_stopped(const struct loop *l)
+{
+	return l->stop;
 }
 
 void loop_inotify_drain(int fd, void (*fn)(int wd, void *ctx), void *ctx)
