@@ -174,7 +174,8 @@ static void expire_dns(struct gateway *g, int64_t now)
 		if (r != 0)
 			return;
 		atomic_fetch_add_explicit(&g->st.dns_unanswered, 1, memory_order_relaxed);
-		e = gw_ev_dns(g, &q, NULL, q.key.tcp ? "tcp" : "udp", "no_answer", "no_policy", now);
+		e = gw_ev_dns(g, &q, NULL, q.key.tcp ? "tcp" : "udp", "no_answer", "no_policy", now,
+			      NULL, 0);
 		if (e)
 			event_set_time(e, &q.sent_wall);
 		gw_emit(g, e);

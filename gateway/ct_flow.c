@@ -215,7 +215,8 @@ static struct flow *unseen_flow(struct gateway *g, const struct nf_conntrack *ct
 }
 
 /*
- * Every new flow has its net.connect (docs/gateway.md "Events"). One that ends before
+ * Every new flow has its net.connect (docs/gateway.md "Events"; an allowed exchange with
+ * a configured resolver has its net.dns lines instead). One that ends before
  * any packet of it was given a decision (no bytes came) gets it at its end, decided on
  * what it showed, with `late: true`. True when f is such a flow; *out its event (NULL:
  * not built, counted by gw_emit). A blocked one past its session's budget is counted in
@@ -261,6 +262,27 @@ static bool late_connect(struct gateway *g, const struct nf_conntrack *ct,
 	return decide_at_end(g, *f, mark, out);
 }
 
+/*
+ * A resolver exchange whose net.dns lines stand for it (gateway/flowtab.h dns_resolver):
+ * true when conntrack counted exactly what they carry, so its net.flow would repeat them.
+ * Anything more (an unanswered query, a retransmission, accounting off) and the flow
+ * gets its net.flow with conntrack's counts, as any other.
+ */
+static bool on_record_already(struct gateway *g, const struct nf_conntrack *ct,
+			      const struct flow *f)
+{
+	struct ct_snap s;
+
+	if (!f || !f->dns_resolver || !f->decided || f->verdict != NFT_MARK_ALLOW)
+		return false;
+	snap_of_ct(ct, f, true, &s);
+	if (s.acct && s.bytes[0] == f->dns_bytes[0] && s.bytes[1] == f->dns_bytes[1] &&
+	    s.pkts[0] == f->dns_pkts[0] && s.pkts[1] == f->dns_pkts[1])
+		return true;
+	atomic_fetch_add_explicit(&g->st.dns_flows_extra, 1, memory_order_relaxed);
+	return false;
+}
+
 void gw_ct_finish(struct gateway *g, const struct nf_conntrack *ct)
 {
 	struct event *c, *e;
@@ -272,14 +294,15 @@ void gw_ct_finish(struct gateway *g, const struct nf_conntrack *ct)
 	pthread_mutex_lock(&g->lock);
 	f = flowtab_find(g->flows, &k);
 	late = late_connect(g, ct, &k, &f, &tmp, &c);
-	e = gw_ev_flow(g, ct, f, true);
+	e = on_record_already(g, ct, f) ? NULL : gw_ev_flow(g, ct, f, true);
 	if (f && f != &tmp)
 		flowtab_del(g->flows, &k);
 	pthread_mutex_unlock(&g->lock);
 	atomic_fetch_add_explicit(&g->st.flows_ended, 1, memory_order_relaxed);
 	if (late)
 		gw_emit(g, c);
-	gw_emit(g, e);
+	if (e)
+		gw_emit(g, e);
 }
 
 void gw_ct_key(const struct nf_conntrack *ct, struct flow_key *k)

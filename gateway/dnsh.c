@@ -73,6 +73,7 @@ static void entry_base(struct dnspend_entry *q, const struct dctx *c)
 	q->pid = c->in->pid;
 	q->sent_ms = c->in->now_ms;
 	q->sent_wall = c->in->now_wall;
+	q->q_bytes = (uint32_t)c->in->len;
 }
 
 /*
@@ -211,6 +212,30 @@ static enum gw_dns_act on_query(const struct dctx *c, const struct dns_msg *d,
 	return GW_DNS_PASS;
 }
 
+/* The exchange's net.dns stands for its flow: an allowed UDP flow to a resolver. */
+static bool folds(const struct dctx *c)
+{
+	const struct flow *f = c->fs->f;
+
+	return f && f->dns_resolver && !c->tcp && f->decided && f->verdict == NFT_MARK_ALLOW;
+}
+
+/* The answered query's net.dns with its flow; the bytes go on the flow's account. */
+static void answered_on_flow(const struct dctx *c, const struct dnspend_entry *q,
+			     const struct dns_msg *d)
+{
+	struct flow *f = c->fs->f;
+	struct gw_record r = { .kind = GW_REC_DNS, .q = q, .ans = d, .status = "answered",
+			       .reason = "no_policy", .flow = f,
+			       .ans_bytes = (uint32_t)c->in->len };
+
+	f->dns_bytes[0] += q->q_bytes;
+	f->dns_bytes[1] += r.ans_bytes;
+	f->dns_pkts[0]++;
+	f->dns_pkts[1]++;
+	put(c, &r);
+}
+
 static void on_answer(const struct dctx *c, const struct dns_msg *d)
 {
 	struct dnspend_key k;
@@ -236,8 +261,13 @@ static void on_answer(const struct dctx *c, const struct dns_msg *d)
 		/* Enforcing, an answer without its query binds nothing (it may be forged). */
 		if (!c->v->enforce)
 			bind_answer(c, d);
-	} else if (!q.verdict || strcmp(q.verdict, "blocked")) {
-		bind_answer(c, d);
+	} else {
+		if (!q.verdict || strcmp(q.verdict, "blocked"))
+			bind_answer(c, d);
+		if (folds(c)) {
+			answered_on_flow(c, &q, d);
+			return;
+		}
 	}
 	put_dns(c, &q, d, NULL, status, "no_policy");
 }

@@ -37,6 +37,7 @@ struct dnspend_entry {
 	const char *verdict, *reason, *mode;
 	char rule[96];
 	char rcode[12];                  /* a synthesised answer's rcode, "" none */
+	uint32_t q_bytes;                /* the query's packet (IP length) */
 };
 
 struct dnspend;

@@ -168,10 +168,26 @@ static void query_fields(struct event *e, const struct dnspend_entry *q)
 	str_or_null(e, "qname_raw", q->qname_raw);
 }
 
+/* An exchange that stands for its flow: the flow's tuple and this exchange's bytes. */
+static void dns_flow(struct event *e, const struct flow *f, const struct dnspend_entry *q,
+		     uint32_t ans_bytes)
+{
+	event_object_begin(e, "flow");
+	event_uint(e, "flow_id", f->flow_id);
+	event_str(e, "proto", gw_proto_name(f->proto));
+	gw_ev_endpoint(e, "src", f->family, f->src, f->sport, true);
+	gw_ev_endpoint(e, "dst", f->family, f->dst, f->dport, true);
+	event_uint(e, "bytes_out", q->q_bytes);
+	event_uint(e, "bytes_in", ans_bytes);
+	event_uint(e, "packets_out", 1);
+	event_uint(e, "packets_in", 1);
+	event_object_end(e);
+}
+
 struct event *gw_ev_dns(struct gateway *g, const struct dnspend_entry *q,
 			const struct dns_msg *ans,
 			const char *transport, const char *status, const char *reason,
-			int64_t now_ms)
+			int64_t now_ms, const struct flow *f, uint32_t ans_bytes)
 {
 	struct event *e = event_new("net.dns", q->sid[0] ? q->sid : NULL, EVENT_SRC_GATEWAY);
 
@@ -194,6 +210,8 @@ struct event *gw_ev_dns(struct gateway *g, const struct dnspend_entry *q,
 	event_uint(e, "dns_id", q->key.dns_id);
 	pid_field(e, q->pid);
 	uid_field(e, q->uid);
+	if (f)
+		dns_flow(e, f, q, ans_bytes);
 	if (q->qname[0]) {
 		const char *name = q->qname;
 

@@ -50,6 +50,12 @@ struct flow {
 	char rule[96];                  /* "policy NAME line N", "" none */
 	unsigned npkts;                 /* packets of it queued */
 	bool is_dns;                    /* port 53: every packet queued, DNS parsed */
+	/* A UDP exchange with a configured resolver: when allowed, its record is its
+	 * net.dns lines, each carrying the flow and its query's and answer's bytes (one
+	 * record per fact, no net.connect); its net.flow only when conntrack counted more
+	 * than those lines did (an unanswered query, a retransmission). */
+	bool dns_resolver;
+	uint64_t dns_bytes[2], dns_pkts[2];   /* on record in net.dns: [0] out, [1] in */
 	/* The client's first stream bytes, for the ClientHello / request head. */
 	uint8_t *buf;
 	size_t len;

@@ -41,6 +41,8 @@ struct gw_stats {
 	atomic_uint_fast64_t flows_closed;    /* final net.flow at a TCP close (FIN/RST) */
 	atomic_uint_fast64_t flood_limits;    /* sessions given a flood limit (flood.c) */
 	atomic_uint_fast64_t flood_rejected;  /* attempts the kernel's flood limit rejected */
+	atomic_uint_fast64_t dns_flows_folded;   /* resolver flows recorded by net.dns alone */
+	atomic_uint_fast64_t dns_flows_extra;    /* ... whose net.flow came too: counted more */
 };
 
 /* Blocked attempts of one session (gateway/blocks.c), under g->lock. */
@@ -211,11 +213,13 @@ void gw_emit(struct gateway *g, struct event *e);
 /* net.connect for f at its decision; pid -1: null. */
 struct event *gw_ev_connect(struct gateway *g, const struct flow *f, int64_t pid);
 /* net.dns for an answered/unanswered/malformed query. */
-/* reason: when q->reason is NULL (no policy said anything). */
+/* reason: when q->reason is NULL (no policy said anything). f: the flow this exchange
+ * stands for (an allowed UDP exchange with a configured resolver: `flow` with the
+ * query's bytes and ans_bytes), or NULL. */
 struct event *gw_ev_dns(struct gateway *g, const struct dnspend_entry *q,
 			const struct dns_msg *ans,
 			const char *transport, const char *status, const char *reason,
-			int64_t now_ms);
+			int64_t now_ms, const struct flow *f, uint32_t ans_bytes);
 /* sensor.loss */
 void gw_ev_loss(struct gateway *g, const char *sensor, int64_t lost, const char *why);
 

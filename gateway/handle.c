@@ -130,7 +130,8 @@ static void dns_record(struct shell *s, const struct gw_record *r)
 	if (!strcmp(r->status, "blocked") && gw_summarised_dns(g, r->mark_id, r->q, r->tcp))
 		return;
 	gw_evlist_push(s->l, with_questions(gw_ev_dns(g, r->q, r->ans, r->tcp ? "tcp" : "udp",
-						      r->status, r->reason, r->now_ms),
+						      r->status, r->reason, r->now_ms,
+						      r->flow, r->ans_bytes),
 					    r->questions));
 }
 
@@ -242,6 +243,11 @@ static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 
 	if (!dc->decided)
 		return;
+	/* An exchange with a configured resolver: its net.dns lines carry the flow. */
+	if (dc->flow.dns_resolver && dc->flow.verdict == NFT_MARK_ALLOW) {
+		atomic_fetch_add_explicit(&w->g->st.dns_flows_folded, 1, memory_order_relaxed);
+		return;
+	}
 	/* Past the session's budget a blocked attempt is counted into a summary
 	 * (gateway/blocksum.c), without its own line (nor its pid lookup). */
 	if (gw_summarised_connect(w->g, &dc->flow))

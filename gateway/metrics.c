@@ -41,6 +41,8 @@ static const struct counter_def counters[] = {
 	C(flows_closed, "TCP flows recorded at their close (FIN/RST), before conntrack forgot them"),
 	C(flood_limits, "Sessions given a flood limit in the kernel (past their blocked budget)"),
 	C(flood_rejected, "Attempts the kernel's flood limit rejected, counted in net.blocked_summary"),
+	C(dns_flows_folded, "UDP flows to a configured resolver recorded by their net.dns lines alone (no net.connect)"),
+	C(dns_flows_extra, "Of those, flows conntrack counted more of than their net.dns lines: net.flow written"),
 };
 #undef C
 

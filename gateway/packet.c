@@ -120,6 +120,8 @@ void gw_flow_start(struct flow *f, const struct gw_packet_in *in,
 	f->start_wall = in->now_wall;
 	f->uid = in->uid;
 	f->is_dns = is_dns(p);
+	f->dns_resolver = f->is_dns && p->proto == IPPROTO_UDP && p->dport == 53 &&
+			  gw_view_resolver_ok(v, p->family, p->dst, p->dport);
 	if (dnsbind_lookup(v->binds, f->mark_id, p->family, p->dst, f->start_ms, f->domain,
 			   sizeof(f->domain)) != 0)
 		f->domain[0] = '\0';

@@ -71,7 +71,7 @@ struct gw_record {
 	enum gw_rec_kind kind;
 	uint32_t mark_id;             /* the session's mark id */
 	const char *sid;
-	const struct flow *flow;      /* CONNECT, AGAIN */
+	const struct flow *flow;      /* CONNECT, AGAIN; DNS: the flow it stands for */
 	const struct gw_pkt *pkt;     /* AGAIN: the packet */
 	const char *reason;           /* BLOCKED: why; DNS: the reason when q has none */
 	/* DNS: the query (its verdict fields), the answer or NULL, the query message when
@@ -82,6 +82,9 @@ struct gw_record {
 	bool tcp;
 	const char *status;           /* answered, unsolicited, blocked, malformed, ... */
 	int64_t now_ms;
+	/* DNS: the answer's packet (IP length), when the record is the flow's too
+	 * (flow set: an allowed exchange with a configured resolver, flow->dns_resolver) */
+	uint32_t ans_bytes;
 };
 
 /* The caller's side: where records go and how an answer is sent. */

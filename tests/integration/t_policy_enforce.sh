@@ -111,6 +111,18 @@ echeck "net.dns allowed: reason, rule, mode" "$e" '.verdict == "allowed" and
 e=$(ev1 '.event == "net.connect" and .sni == "api.web.test" and .session_id == "s1"')
 echeck "net.connect allowed: bound_address, domain, geo null" "$e" '.verdict == "allowed" and
 	.reason == "bound_address" and .domain == "api.web.test" and .geo == null'
+# One record per fact: the exchange with a configured resolver is its net.dns, which
+# carries the flow (tuple, the query's and the answer's IP bytes). Neither a net.connect
+# nor (once conntrack forgets it: 1 s here) a net.flow repeats it.
+e=$(ev1 '.event == "net.dns" and .qname == "api.web.test" and .session_id == "s1"')
+qport=$(jq -r '.flow.src.port // 0' <<<"$e")
+echeck "net.dns allowed: carries its flow (tuple, bytes, packets)" "$e" \
+	'.flow.proto == "udp" and .flow.dst.ip == "198.18.1.2" and .flow.dst.port == 53 and
+	 .flow.src.port > 0 and .flow.bytes_out > 28 and .flow.bytes_in > .flow.bytes_out and
+	 .flow.packets_out == 1 and .flow.packets_in == 1 and (.flow.flow_id | type) == "number"'
+sleep 3
+check "no net.connect or net.flow repeats the resolver exchange" test -z \
+	"$(evq "(.event == \"net.connect\" or .event == \"net.flow\") and .proto == \"udp\" and .src.port == $qport")"
 
 # Two allowed names on one address: both stay bound, both SNIs pass.
 in_sess s1 dig +short +time=2 +tries=1 @198.18.1.2 a.ok.web.test A >/dev/null
