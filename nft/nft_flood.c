@@ -61,14 +61,17 @@ static void rule_dns(struct nft_batch *b, uint8_t proto)
 }
 
 /*
- * ct direction reply meta l4proto udp th dport 53 <limit> <counter> reject with icmpx
- * admin-prohibited: a session's UDP queries can travel in the reply direction. The
+ * ct direction reply meta l4proto udp th dport 53 <limit> <counter> drop: a session's
+ * UDP queries can travel in the reply direction. The
  * REFUSED answer the gateway sends for a blocked query (the query itself dropped, its
  * entry never confirmed) makes conntrack a flow "from" the resolver to the socket, and
  * the session's next queries on that socket are that flow's replies: the rule above
  * missed them (23k of 120k queries in 10 s of t_gateway_flood reached the queue and
- * kept it full). Chain deny accepts the reply direction (for the resets and ICMP errors
- * it makes), so this rule rejects by itself. Otherwise a packet to port 53 in the reply
+ * kept it full). Dropped, not sent to chain deny, which accepts the reply direction (for
+ * the resets and ICMP errors it makes), nor rejected: the ICMP error would be the
+ * flow's original direction, reach the limit's rules again and be counted as a second
+ * attempt. A local sender's sendto() fails (EPERM) all the same; a sandbox behind its own
+ * interface sees a lost datagram. Otherwise a packet to port 53 in the reply
  * direction is an answer to a client bound to port 53: a flooding session's share its rate.
  */
 static void rule_dns_reply(struct nft_batch *b)
@@ -86,7 +89,7 @@ static void rule_dns_reply(struct nft_batch *b)
 	nft_rb_cmp(&rb, NFT_CMP_EQ, &port, sizeof(port));
 	nft_rb_objref_map(&rb, NFT_SET_FLOOD);
 	nft_rb_objref_map(&rb, NFT_SET_FLOODC);
-	nft_rb_reject(&rb, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	nft_rb_verdict(&rb, NF_DROP, NULL);
 	nft_rb_emit(&rb, b);
 }
 
