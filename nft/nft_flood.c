@@ -6,7 +6,8 @@
  * is queued: DNS queries (destination port 53; UDP in either direction) and the packets of
  * undecided flows in their original direction (every SYN, a new flow's first
  * datagram) pass only within the rate; the rest is counted and rejected in the kernel
- * (chain deny: a TCP reset or an ICMP error, never a silent hang). So a flooding
+ * (chain deny: a TCP reset or an ICMP error; reply-direction queries are dropped, see
+ * rule_dns_reply). So a flooding
  * session cannot fill the queues every other session's DNS and new flows go through,
  * and the gateway reads the counter into the session's net.blocked_summary: nothing is
  * uncounted. A session without elements misses the lookup: the rules do not match.
@@ -62,8 +63,7 @@ static void rule_dns(struct nft_batch *b, uint8_t proto)
 
 /*
  * ct direction reply meta l4proto udp th dport 53 <limit> <counter> drop: a session's
- * UDP queries can travel in the reply direction. The
- * REFUSED answer the gateway sends for a blocked query (the query itself dropped, its
+ * UDP queries can travel in the reply direction. The REFUSED answer the gateway sends for a blocked query (the query itself dropped, its
  * entry never confirmed) makes conntrack a flow "from" the resolver to the socket, and
  * the session's next queries on that socket are that flow's replies: the rule above
  * missed them (23k of 120k queries in 10 s of t_gateway_flood reached the queue and
@@ -71,8 +71,8 @@ static void rule_dns(struct nft_batch *b, uint8_t proto)
  * the resets and ICMP errors it makes), nor rejected: the ICMP error would be the
  * flow's original direction, reach the limit's rules again and be counted as a second
  * attempt. A local sender's sendto() fails (EPERM) all the same; a sandbox behind its own
- * interface sees a lost datagram. Otherwise a packet to port 53 in the reply
- * direction is an answer to a client bound to port 53: a flooding session's share its rate.
+ * interface sees a lost datagram. Otherwise a packet to port 53 in the reply direction
+ * is an answer to a client bound to port 53: a flooding session's share its rate.
  */
 static void rule_dns_reply(struct nft_batch *b)
 {
