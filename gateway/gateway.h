@@ -40,6 +40,7 @@ struct gw_config {
 	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; 0: 5 s */
 	unsigned flood_rate;          /* packets/s of a session past its budget to the queue;
 	                               * the rest rejected in the kernel; 0: no limit */
+	unsigned worker_priority;     /* queue workers at nice -N (docs/gateway.md "Threads") */
 };
 
 struct gateway;

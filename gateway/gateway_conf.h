@@ -47,6 +47,7 @@ struct sg_gateway_config {
 	unsigned blocked_budget;      /* blocked attempts/s a session logs one by one; 0: all */
 	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
 	unsigned flood_rate;          /* packets/s to the queue of a session past its budget; 0 off */
+	unsigned worker_priority;     /* the queue workers run at nice -N; 0: the daemon's */
 };
 
 struct cfg_ctx;

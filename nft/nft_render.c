@@ -13,6 +13,9 @@
 #define NOFLAGS "tcp flags & (fin | syn | rst) == 0"
 #define FLOOD "limit name meta mark & 0xff0fffff map @" NFT_SET_FLOOD \
 	" counter name meta mark & 0xff0fffff map @" NFT_SET_FLOODC " goto deny"
+#define FLOOD_DROP "limit name meta mark & 0xff0fffff map @" NFT_SET_FLOOD \
+	" counter name meta mark & 0xff0fffff map @" NFT_SET_FLOODC \
+	" drop"
 
 /* "queue [flags F] to N[-M]": the native statement, also printed for compat. */
 static void put_queue(FILE *f, const struct nft_options *o)
@@ -85,7 +88,8 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	      "\t\tlimit name meta mark & 0xff0fffff map @" NFT_SET_RATES
 	      " counter name meta mark & 0xff0fffff map @" NFT_SET_DROPS " drop\n"
 	      "\t\tct direction original meta l4proto udp th dport 53 " FLOOD "\n"
-	      "\t\tct direction original meta l4proto tcp th dport 53 " FLOOD "\n", f);
+	      "\t\tct direction original meta l4proto tcp th dport 53 " FLOOD "\n"
+	      "\t\tct direction reply meta l4proto udp th dport 53 " FLOOD_DROP "\n", f);
 	for (size_t i = 0; i < sizeof(dns) / sizeof(dns[0]); i++) {
 		fprintf(f, "\t\tmeta l4proto %s 53 ", dns[i]);
 		put_queue(f, o);

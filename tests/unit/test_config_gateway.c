@@ -32,6 +32,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->gateway.flow_interim_ms, 60000);
 	assert_int_equal(c->gateway.dns_timeout_ms, 5000);
 	assert_int_equal(c->gateway.ct_event_buffer, 16 << 20);
+	assert_int_equal(c->gateway.worker_priority, 10);
 	assert_int_equal(config_cgroup_level(c), 2);
 	config_free(c);
 }
@@ -40,7 +41,8 @@ static void test_values(void **state)
 {
 	struct sg_config *c = load("cgroup:\n  parent: a/b/c\ngateway:\n  enabled: true\n"
 				   "  mode: interface\n  flow_interim_interval: 90s\n"
-				   "  dns_timeout: 250ms\n  ct_event_buffer: 8KiB\n");
+				   "  dns_timeout: 250ms\n  ct_event_buffer: 8KiB\n"
+				   "  worker_priority: 0\n");
 
 	(void)state;
 	assert_non_null(c);
@@ -49,6 +51,7 @@ static void test_values(void **state)
 	assert_int_equal(c->gateway.flow_interim_ms, 90000);
 	assert_int_equal(c->gateway.dns_timeout_ms, 250);
 	assert_int_equal(c->gateway.ct_event_buffer, 8192);
+	assert_int_equal(c->gateway.worker_priority, 0);
 	assert_int_equal(config_cgroup_level(c), 4);
 	config_free(c);
 }
@@ -81,6 +84,8 @@ static void test_errors(void **state)
 	assert_null(load("gateway:\n  flow_interim_interval: 10ms\n"));
 	assert_null(load("gateway:\n  dns_timeout: 1h\n"));
 	assert_null(load("gateway:\n  ct_event_buffer: 100\n"));
+	assert_null(load("gateway:\n  worker_priority: 21\n"));
+	assert_null(load("gateway:\n  worker_priority: -5\n"));
 }
 
 int main(void)
