@@ -25,7 +25,11 @@ struct index_name {
 	char *value;                 /* domains lowercased, without a trailing dot */
 };
 
-/* The fields one line contributes; strings are malloc'd, NULL when absent or null. */
+/*
+ * The fields one line contributes: the record the index stores, whoever extracted it.
+ * Strings are NUL-terminated, NULL when absent or null; index_extract puts them all in
+ * one allocation (strings), which index_row_free frees.
+ */
 struct index_row {
 	uint64_t seq;
 	int64_t ts_us;               /* microseconds since the epoch */
@@ -38,6 +42,7 @@ struct index_row {
 	bool has_uid, has_euid, has_pid, has_ppid;
 	struct index_name names[INDEX_MAX_NAMES];
 	size_t n_names;
+	char *strings;               /* what the strings above point into */
 };
 
 /*

@@ -18,7 +18,9 @@ int index_prepare(struct index_db *db)
 		"INSERT OR IGNORE INTO events(seq, ts, event, session_id, segment, off, len,"
 		" pkg_name, pkg_version, reason, uid, euid, pid, ppid)"
 		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-	static const char ins_name[] = "INSERT INTO names(kind, value, seq) VALUES(?,?,?)";
+	static const char ins_name[] = "INSERT OR IGNORE INTO names(kind, value, seq) VALUES(?,?,?)";
+	static const char ins_event_name[] =
+		"INSERT OR IGNORE INTO event_names(event) VALUES(?)";
 	static const char get_cursor[] = "SELECT next_seq, segment, off FROM cursor WHERE id = 0";
 	static const char set_cursor[] =
 		"UPDATE cursor SET next_seq = ?, segment = ?, off = ? WHERE id = 0";
@@ -30,6 +32,8 @@ int index_prepare(struct index_db *db)
 		rc = sqlite3_prepare_v2(db->h, get_cursor, -1, &db->get_cursor, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(db->h, set_cursor, -1, &db->set_cursor, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db->h, ins_event_name, -1, &db->ins_event_name, NULL);
 	return index_sql_err(rc);
 }
 
@@ -53,9 +57,18 @@ static int run(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
+	/* Every statement binds all its parameters each time: no clear_bindings needed. */
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	return rc == SQLITE_DONE ? 0 : index_sql_err(rc);
+}
+
+static bool name_seen(const struct index_row *r, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (r->names[j].kind == r->names[i].kind &&
+		    strcmp(r->names[j].value, r->names[i].value) == 0)
+			return true;
+	return false;
 }
 
 static int insert_names(struct index_db *db, const struct index_row *r)
@@ -63,11 +76,38 @@ static int insert_names(struct index_db *db, const struct index_row *r)
 	int ret = 0;
 
 	for (size_t i = 0; i < r->n_names && ret == 0; i++) {
+		/* A name the line already gave (sni = domain, mostly) would only be ignored. */
+		if (i > 0 && name_seen(r, i))
+			continue;
 		sqlite3_bind_int(db->ins_name, 1, (int)r->names[i].kind);
 		bind_text(db->ins_name, 2, r->names[i].value);
 		sqlite3_bind_int64(db->ins_name, 3, (sqlite3_int64)r->seq);
 		ret = run(db->ins_name);
 	}
+	return ret;
+}
+
+void index_forget_known(struct index_db *db)
+{
+	for (size_t i = 0; i < db->n_known; i++)
+		free(db->known_events[i]);
+	db->n_known = 0;
+}
+
+/* Stores the event name unless known to be stored: a handful of names, so a lookup in
+ * memory spares nearly every line a statement. */
+static int note_event_name(struct index_db *db, const char *event)
+{
+	int ret;
+
+	for (size_t i = 0; i < db->n_known; i++)
+		if (strcmp(db->known_events[i], event) == 0)
+			return 0;
+	bind_text(db->ins_event_name, 1, event);
+	ret = run(db->ins_event_name);
+	if (ret == 0 && db->n_known < INDEX_KNOWN_EVENTS &&
+	    (db->known_events[db->n_known] = strdup(event)))
+		db->n_known++;
 	return ret;
 }
 
@@ -92,6 +132,8 @@ static int insert_row(struct index_db *db, const struct index_row *r,
 	bind_opt(st, 13, r->has_pid, r->pid);
 	bind_opt(st, 14, r->has_ppid, r->ppid);
 	ret = run(st);
+	if (ret == 0)
+		ret = note_event_name(db, r->event);
 	/* A seq seen before (duplicate line after a cursor reset) keeps its first names. */
 	if (ret == 0 && sqlite3_changes(db->h) > 0)
 		ret = insert_names(db, r);
@@ -158,6 +200,7 @@ int index_db_step(struct index_db *db, size_t max_lines, size_t *n)
 		ret = index_sql_err(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
 	if (ret) {
 		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		index_forget_known(db);
 		*n = 0;
 	}
 	return ret;
@@ -180,11 +223,13 @@ int index_db_reset(struct index_db *db)
 {
 	static const char sql[] =
 		"BEGIN IMMEDIATE; DELETE FROM names; DELETE FROM events; DELETE FROM cold;"
+		" DELETE FROM event_names;"
 		" UPDATE cursor SET next_seq = 0, segment = 0, off = 0 WHERE id = 0; COMMIT;";
 	int ret;
 
 	if (db->readonly)
 		return -EROFS;
+	index_forget_known(db);
 	ret = index_sql_err(sqlite3_exec(db->h, sql, NULL, NULL, NULL));
 	if (ret)
 		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -218,6 +263,8 @@ static int index_cold_segment(struct index_db *db, uint64_t seg, const char *pat
 		ret = index_sql_err(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
 	else if (data)
 		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	if (ret)
+		index_forget_known(db);
 	free(data);
 	return ret;
 }

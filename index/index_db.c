@@ -116,7 +116,10 @@ static void close_handle(struct index_db *db)
 	sqlite3_finalize(db->ins_name);
 	sqlite3_finalize(db->get_cursor);
 	sqlite3_finalize(db->set_cursor);
+	sqlite3_finalize(db->ins_event_name);
 	db->ins_event = db->ins_name = db->get_cursor = db->set_cursor = NULL;
+	db->ins_event_name = NULL;
+	index_forget_known(db);
 	sqlite3_close(db->h);
 	db->h = NULL;
 }

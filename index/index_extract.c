@@ -1,39 +1,43 @@
 /*
  * Journal line -> index row (index/index.h). Lines carry bytes a sandbox chose, so
  * nothing here trusts the shape beyond what it checks: wrong types are treated as
- * absent, and only the envelope's seq, ts and event are required.
+ * absent, and only the envelope's seq, ts and event are required. The line is checked
+ * and its fields located in one pass (index/index_scan.h), without a JSON tree: the
+ * strings the row keeps are decoded into one buffer, so a row costs one allocation.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "journal/envelope.h"
 #include "index/index.h"
+#include "index/index_scan.h"
 
-/* Fields whose value is a file path, and those whose value is a network name. */
-static const char *const path_keys[] = { "path", "new_path", "exe", "target" };
-static const char *const domain_keys[] = { "qname", "domain", "sni", "http_host" };
+/* The top-level keys the row is made of. Paths, then network names, in this order. */
+enum field {
+	F_SESSION, F_REASON, F_NAME, F_RESOLVED, F_REQUESTED,
+	F_PATH, F_NEW_PATH, F_EXE, F_TARGET,
+	F_QNAME, F_DOMAIN, F_SNI, F_HTTP_HOST,
+	F_UID, F_EUID, F_PID, F_PPID, F_COUNT
+};
 
-/* A copy of a string value up to its first NUL (no path or name holds one), or NULL. */
-static int dup_str(json_t *o, const char *key, char **out)
+static const char *const field_keys[F_COUNT] = {
+	"session_id", "reason", "name", "resolved_version", "requested_version",
+	"path", "new_path", "exe", "target",
+	"qname", "domain", "sni", "http_host",
+	"uid", "euid", "pid", "ppid",
+};
+
+/* Appends string field f decoded (up to a "\u0000") into the row's buffer, or NULL. */
+static char *take(const char *line, const struct scan_val *vals, enum field f, char **at)
 {
-	json_t *v = json_object_get(o, key);
+	char *s = *at;
 
-	*out = NULL;
-	if (!json_is_string(v))
-		return 0;
-	*out = strdup(json_string_value(v));
-	return *out ? 0 : -ENOMEM;
-}
-
-static void get_int(json_t *o, const char *key, int64_t *v, bool *has)
-{
-	json_t *j = json_object_get(o, key);
-
-	*has = json_is_integer(j);
-	*v = *has ? (int64_t)json_integer_value(j) : 0;
+	if (vals[f].kind != SCAN_STRING)
+		return NULL;
+	*at += index_scan_decode(line, &vals[f], s) + 1;
+	return s;
 }
 
 /* Names are compared case-insensitively and without the root's trailing dot. */
@@ -48,100 +52,85 @@ static void normalise_domain(char *s)
 		s[n - 1] = '\0';
 }
 
-static int add_names(json_t *o, struct index_row *row, const char *const *keys, size_t nk,
-		     enum index_name_kind kind)
+static void add_names(const char *line, const struct scan_val *vals, struct index_row *row,
+		      char **at, enum field from, enum field to, enum index_name_kind kind)
 {
-	for (size_t i = 0; i < nk && row->n_names < INDEX_MAX_NAMES; i++) {
-		char *v;
-		int ret = dup_str(o, keys[i], &v);
+	for (enum field f = from; f <= to && row->n_names < INDEX_MAX_NAMES; f++) {
+		char *v = take(line, vals, f, at);
 
-		if (ret)
-			return ret;
-		if (!v)
+		if (!v || !*v)
 			continue;
-		if (!*v) {
-			free(v);
-			continue;
-		}
 		if (kind == INDEX_NAME_DOMAIN)
 			normalise_domain(v);
 		row->names[row->n_names].kind = kind;
 		row->names[row->n_names++].value = v;
 	}
-	return 0;
 }
 
-/* seq, ts and event from their fixed places; session_id from the parsed object. */
-static int extract_envelope(const char *line, size_t len, json_t *o, struct index_row *row)
+static void get_int(const struct scan_val *v, int64_t *out, bool *has)
 {
-	struct line_envelope env;
-	int ret = line_envelope_parse(line, len, &env);
-
-	if (ret)
-		return ret;
-	row->seq = env.seq;
-	ret = line_ts_parse(env.ts, 27, &row->ts_us);
-	if (ret == 0 && !(row->event = strndup(env.event, env.event_len)))
-		ret = -ENOMEM;
-	if (ret == 0)
-		ret = dup_str(o, "session_id", &row->session_id);
-	return ret;
+	*has = v->kind == SCAN_INT;
+	*out = *has ? v->i : 0;
 }
 
-static int extract_package(json_t *o, struct index_row *row)
+/* The buffer the row's strings live in: the event name and every string field kept. */
+static size_t strings_size(const struct line_envelope *env, const struct scan_val *vals)
 {
-	int ret = dup_str(o, "name", &row->pkg_name);
+	size_t n = env->event_len + 1;
 
-	if (ret == 0)
-		ret = dup_str(o, "resolved_version", &row->pkg_version);
-	if (ret == 0 && !row->pkg_version)
-		ret = dup_str(o, "requested_version", &row->pkg_version);
-	return ret;
+	for (size_t f = 0; f < F_COUNT; f++)
+		if (vals[f].kind == SCAN_STRING)
+			n += vals[f].end - vals[f].at + 1;
+	return n;
 }
 
-static int extract_fields(const char *line, size_t len, json_t *o, struct index_row *row)
+static void fill_fields(const char *line, const struct scan_val *vals, struct index_row *row,
+			char *at)
 {
-	int ret = extract_envelope(line, len, o, row);
-
-	if (ret == 0)
-		ret = dup_str(o, "reason", &row->reason);
-	if (ret == 0 && strncmp(row->event, "package.", 8) == 0)
-		ret = extract_package(o, row);
-	if (ret == 0)
-		ret = add_names(o, row, path_keys, sizeof(path_keys) / sizeof(path_keys[0]),
-				INDEX_NAME_PATH);
-	if (ret == 0)
-		ret = add_names(o, row, domain_keys,
-				sizeof(domain_keys) / sizeof(domain_keys[0]), INDEX_NAME_DOMAIN);
-	get_int(o, "uid", &row->uid, &row->has_uid);
-	get_int(o, "euid", &row->euid, &row->has_euid);
-	get_int(o, "pid", &row->pid, &row->has_pid);
-	get_int(o, "ppid", &row->ppid, &row->has_ppid);
-	return ret;
+	row->session_id = take(line, vals, F_SESSION, &at);
+	row->reason = take(line, vals, F_REASON, &at);
+	if (strncmp(row->event, "package.", 8) == 0) {
+		row->pkg_name = take(line, vals, F_NAME, &at);
+		row->pkg_version = take(line, vals, F_RESOLVED, &at);
+		if (!row->pkg_version)
+			row->pkg_version = take(line, vals, F_REQUESTED, &at);
+	}
+	add_names(line, vals, row, &at, F_PATH, F_TARGET, INDEX_NAME_PATH);
+	add_names(line, vals, row, &at, F_QNAME, F_HTTP_HOST, INDEX_NAME_DOMAIN);
+	get_int(&vals[F_UID], &row->uid, &row->has_uid);
+	get_int(&vals[F_EUID], &row->euid, &row->has_euid);
+	get_int(&vals[F_PID], &row->pid, &row->has_pid);
+	get_int(&vals[F_PPID], &row->ppid, &row->has_ppid);
 }
 
 int index_extract(const char *line, size_t len, struct index_row *row)
 {
-	json_t *o;
+	struct scan_val vals[F_COUNT];
+	struct line_envelope env;
 	int ret;
 
 	memset(row, 0, sizeof(*row));
-	ret = line_json_load(line, len, &o);
+	ret = index_scan(line, len, field_keys, F_COUNT, vals);
+	/* seq, ts and event from their fixed places (journal/envelope.h says why). */
+	if (ret == 0)
+		ret = line_envelope_parse(line, len, &env);
+	if (ret == 0)
+		ret = line_ts_parse(env.ts, LINE_TS_LEN, &row->ts_us);
 	if (ret)
 		return ret;
-	ret = extract_fields(line, len, o, row);
-	json_decref(o);
-	return ret;
+	row->seq = env.seq;
+	row->strings = malloc(strings_size(&env, vals));
+	if (!row->strings)
+		return -ENOMEM;
+	row->event = row->strings;
+	memcpy(row->event, env.event, env.event_len);
+	row->event[env.event_len] = '\0';
+	fill_fields(line, vals, row, row->strings + env.event_len + 1);
+	return 0;
 }
 
 void index_row_free(struct index_row *row)
 {
-	free(row->event);
-	free(row->session_id);
-	free(row->pkg_name);
-	free(row->pkg_version);
-	free(row->reason);
-	for (size_t i = 0; i < row->n_names; i++)
-		free(row->names[i].value);
+	free(row->strings);
 	memset(row, 0, sizeof(*row));
 }

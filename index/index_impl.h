@@ -6,6 +6,8 @@
 
 #include "index/index.h"
 
+#define INDEX_KNOWN_EVENTS 128
+
 struct index_db {
 	sqlite3 *h;
 	bool readonly;
@@ -16,7 +18,10 @@ struct index_db {
 	char *cold_data;              /* the last cold segment read, decompressed (query) */
 	size_t cold_len;
 	uint64_t cold_seg;
-	sqlite3_stmt *ins_event, *ins_name, *get_cursor, *set_cursor;
+	sqlite3_stmt *ins_event, *ins_name, *get_cursor, *set_cursor, *ins_event_name;
+	/* Event names known to be in event_names (forgotten on rollback and reset). */
+	char *known_events[INDEX_KNOWN_EVENTS];
+	size_t n_known;
 	uint64_t bad_lines;          /* lines that were not indexable (counted, skipped) */
 };
 
@@ -28,5 +33,8 @@ int index_cold_line(struct index_db *db, const struct follow_pos *pos, char **li
 
 /* Prepares the writer's statements. Returns 0 or -errno. */
 int index_prepare(struct index_db *db);
+
+/* Forgets which event names are stored (after a rollback or a reset). */
+void index_forget_known(struct index_db *db);
 
 #endif

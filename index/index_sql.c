@@ -131,7 +131,10 @@ static int add_scalars(struct index_sql *s, const struct index_query *q)
 		ret = add_eq(s, " AND pkg_version = ?", q->pkg_version);
 	if (ret == 0 && q->reason)
 		ret = add_eq(s, " AND reason = ?", q->reason);
-	if (ret == 0 && q->has_uid && (ret = add_sql(s, " AND (uid = ? OR euid = ?)")) == 0) {
+	/* euid is indexed where it differs from uid (index_schema.h): the second branch
+	 * says so, which lets it use that index. */
+	if (ret == 0 && q->has_uid &&
+	    (ret = add_sql(s, " AND (uid = ? OR (euid = ? AND euid IS NOT uid))")) == 0) {
 		ret = add_int(s, q->uid);
 		if (ret == 0)
 			ret = add_int(s, q->uid);
@@ -151,6 +154,10 @@ int index_sql_build(const struct index_query *q, struct index_sql *out)
 		ret = add_name(out, INDEX_NAME_PATH, q->path, false);
 	if (ret == 0 && q->domain)
 		ret = add_name(out, INDEX_NAME_DOMAIN, q->domain, true);
+	/* A question on time alone walks (event, ts) once per event name (no ts index). */
+	if (ret == 0 && (q->has_since || q->has_until) && !q->session && !q->n_events &&
+	    !q->pkg_name && !q->reason && !q->has_uid && !q->path && !q->domain)
+		ret = add_sql(out, " AND event IN (SELECT event FROM event_names)");
 	if (ret == 0 && !q->include_cold)
 		ret = add_sql(out, " AND segment NOT IN (SELECT segment FROM cold)");
 	if (ret == 0)

@@ -112,7 +112,7 @@ static void test_sql_all_filters(void **state)
 	assert_non_null(strstr(s.sql, "event IN (?,?)"));
 	assert_non_null(strstr(s.sql, "kind = 1 AND value >= ? AND value < ?"));
 	assert_non_null(strstr(s.sql, "kind = 2 AND value = ?"));
-	assert_non_null(strstr(s.sql, "(uid = ? OR euid = ?)"));
+	assert_non_null(strstr(s.sql, "(uid = ? OR (euid = ? AND euid IS NOT uid))"));
 	assert_int_equal(s.n_params, 13);
 	assert_string_equal(s.params[0].text, "s1' OR 1=1 --");
 	assert_int_equal(s.params[1].i, 5);
