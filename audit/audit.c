@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "audit/audit_int.h"
-#include "audit/execpend.h"
+#include "sensors/process/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 

@@ -11,7 +11,7 @@
 
 #include "attribution/attribution.h"
 #include "audit/audit.h"
-#include "audit/pkg_int.h"
+#include "packages/pkg_int.h"
 
 #define PTAB_CAP (1u << 15)            /* session processes alive at once (+ recent dead) */
 #define PTAB_DEAD_KEEP_NS 3000000000ull  /* exited entries kept for late file events */

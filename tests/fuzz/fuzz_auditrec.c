@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "audit/auditjoin.h"
-#include "audit/auditrec.h"
+#include "sensors/kaudit/auditjoin.h"
+#include "sensors/kaudit/auditrec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "audit/fan_int.h"
+#include "sensors/file/fan_int.h"
 #include "journal/event.h"
 
 /* The sensor.loss bodies emitted, one per line. */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "audit/fan_int.h"
+#include "sensors/file/fan_int.h"
 
 static void key(uint32_t i, uint8_t h[16])
 {

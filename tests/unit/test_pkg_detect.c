@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "audit/pkg.h"
+#include "packages/pkg.h"
 
 /* argv as /proc/PID/cmdline holds it: each argument NUL-terminated. */
 static int detect(struct pkg_cmd *c, const char *const *argv)

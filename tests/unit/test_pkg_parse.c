@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "audit/pkg.h"
-#include "audit/pkg_int.h"
+#include "packages/pkg.h"
+#include "packages/pkg_int.h"
 
 static char *load(const char *name, size_t *len)
 {
