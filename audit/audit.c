@@ -168,43 +168,13 @@ int audit_pkg_hosts(struct audit *a, const char *sid, pid_t pid, char *out, size
 	return a && a->pk ? pkgtrack_hosts(a->pk, sid, pid, out, stride, max) : -ENOENT;
 }
 
-void audit_sync_publish(struct audit *a, uint64_t t)
-{
-	pthread_mutex_lock(&a->sync_mu);
-	if (t > a->done_ns)
-		a->done_ns = t;
-	pthread_cond_broadcast(&a->sync_cv);
-	pthread_mutex_unlock(&a->sync_mu);
-}
-
-bool audit_sync_wait(struct audit *a, uint64_t t, int timeout_ms)
-{
-	uint64_t one = 1;
-	struct timespec dl;
-	bool ok;
-
-	if (!a->pc)
-		return true;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (dl.tv_nsec >= 1000000000) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000;
-	}
-	pthread_mutex_lock(&a->sync_mu);
-	if (a->done_ns < t)
-		(void)!write(a->poke_fd, &one, sizeof(one));
-	while (a->done_ns < t)
-		if (pthread_cond_timedwait(&a->sync_cv, &a->sync_mu, &dl) != 0)
-			break;
-	ok = a->done_ns >= t;
-	pthread_mutex_unlock(&a->sync_mu);
-	return ok;
-}
-
 void audit_session_workdir(struct audit *a, const char *sid, const char *path)
 {
 	if (a)
 		fanmon_workdir(a->fm, sid, path);
+}
+
+const char *audit_exec_probe(bool want_audit, char *why, size_t len)
+{
+	return auditsrc_probe(want_audit, why, len);
 }

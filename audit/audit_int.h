@@ -203,6 +203,8 @@ void procconn_stop(struct procconn *p);
 struct auditsrc;
 int auditsrc_start(struct auditsrc **out, struct audit *a);
 void auditsrc_stop(struct auditsrc *s);
+/* audit_exec_probe (audit/audit.h), asked of the audit subsystem (audit/auditwatch.c). */
+const char *auditsrc_probe(bool want_audit, char *why, size_t len);
 
 /* Opens fanotify, marks the filesystems, starts its thread. 0 or -errno. */
 int fanmon_start(struct fanmon **out, struct audit *a, const struct audit_settings *s);

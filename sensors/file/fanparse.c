@@ -2,6 +2,7 @@
  * fanotify read() buffers: event metadata followed by info records. Each length is
  * checked against what remains before anything is read; names must end inside their
  * record. Pointers in struct fan_rec point into the caller's buffer.
+ * Also the sensitive-path test (audit.sensitive_paths) the sensor applies to each path.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -113,4 +114,42 @@ int fan_next(const uint8_t *buf, size_t len, size_t *off, struct fan_rec *r)
 		return -EINVAL;
 	*off += m.event_len;
 	return 1;
+}
+
+/* prefix "/x" matches path "/x" and "/x/...". */
+static bool under(const char *path, const char *prefix, size_t plen)
+{
+	while (plen > 1 && prefix[plen - 1] == '/')
+		plen--;
+	if (strncmp(path, prefix, plen) != 0)
+		return false;
+	return path[plen] == '\0' || path[plen] == '/' || (plen == 1 && prefix[0] == '/');
+}
+
+/* "~/rest": rest below /root or below /home/USER. */
+static bool under_home(const char *path, const char *rest)
+{
+	const char *p;
+
+	if (strncmp(path, "/root/", 6) == 0)
+		return under(path + 5, rest, strlen(rest));
+	if (strncmp(path, "/home/", 6) != 0)
+		return false;
+	p = strchr(path + 6, '/');
+	return p && p > path + 6 && under(p, rest, strlen(rest));
+}
+
+bool audit_path_sensitive(const char *path, char *const *prefixes, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *p = prefixes[i];
+
+		if (p[0] == '~' && p[1] == '/' && p[2] != '\0') {
+			if (under_home(path, p + 1))
+				return true;
+		} else if (p[0] == '/' && under(path, p, strlen(p))) {
+			return true;
+		}
+	}
+	return false;
 }

@@ -226,7 +226,7 @@ void aw_check_now(struct auditsrc *s)
 		aw_check(s, &st);
 }
 
-const char *audit_exec_probe(bool want_audit, char *why, size_t len)
+const char *auditsrc_probe(bool want_audit, char *why, size_t len)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
 				  .nl_groups = 1u << (AUDIT_NLGRP_READLOG - 1) };

@@ -179,18 +179,3 @@ int procemit_uid(const struct cn_event *ev, const struct ptab_ent *pe)
 	event_uint(e, "euid", ev->euid);
 	return event_emit(e);
 }
-
-int audit_emit_loss(const char *sensor, int64_t lost, const char *why)
-{
-	struct event *e = event_new("sensor.loss", NULL, EVENT_SRC_SANDGATE);
-
-	if (!e)
-		return -ENOMEM;
-	event_str(e, "sensor", sensor);
-	if (lost >= 0)
-		event_int(e, "lost", lost);
-	else
-		event_null(e, "lost");
-	event_str(e, "why", why);
-	return event_emit(e);
-}

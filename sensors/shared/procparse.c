@@ -1,6 +1,6 @@
 /*
- * /proc/PID/{stat,status,cmdline} bytes and the sensitive-path test. Pure functions:
- * the caller reads the files; nothing here trusts a length or a terminator.
+ * /proc/PID/{stat,status,cmdline} bytes. Pure functions: the caller reads the files;
+ * nothing here trusts a length or a terminator.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -114,42 +114,4 @@ bool cmdline_next(const char *buf, size_t len, size_t *off, const char **arg, si
 	*alen = nul ? (size_t)(nul - *arg) : len - *off;
 	*off += *alen + 1;
 	return true;
-}
-
-/* prefix "/x" matches path "/x" and "/x/...". */
-static bool under(const char *path, const char *prefix, size_t plen)
-{
-	while (plen > 1 && prefix[plen - 1] == '/')
-		plen--;
-	if (strncmp(path, prefix, plen) != 0)
-		return false;
-	return path[plen] == '\0' || path[plen] == '/' || (plen == 1 && prefix[0] == '/');
-}
-
-/* "~/rest": rest below /root or below /home/USER. */
-static bool under_home(const char *path, const char *rest)
-{
-	const char *p;
-
-	if (strncmp(path, "/root/", 6) == 0)
-		return under(path + 5, rest, strlen(rest));
-	if (strncmp(path, "/home/", 6) != 0)
-		return false;
-	p = strchr(path + 6, '/');
-	return p && p > path + 6 && under(p, rest, strlen(rest));
-}
-
-bool audit_path_sensitive(const char *path, char *const *prefixes, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *p = prefixes[i];
-
-		if (p[0] == '~' && p[1] == '/' && p[2] != '\0') {
-			if (under_home(path, p + 1))
-				return true;
-		} else if (p[0] == '/' && under(path, p, strlen(p))) {
-			return true;
-		}
-	}
-	return false;
 }
