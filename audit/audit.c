@@ -1,17 +1,27 @@
-/* Starting and stopping the two sensors around the pid table they share. */
+/*
+ * Starting and stopping the sensors (sensors/process/, sensors/kaudit/, sensors/file/) and
+ * the package tracker (packages/) around the pid table they share; the module's face
+ * (audit/audit.h) over them.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "audit/audit.h"
+#include "packages/pkgtrack.h"
+#include "sensors/file/file.h"
+#include "sensors/file/mountwatch.h"
+#include "sensors/kaudit/kaudit.h"
 #include "sensors/process/execpend.h"
+#include "sensors/process/process.h"
+#include "sensors/shared/procparse.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
 #include "common/log.h"
-#include "common/timeutil.h"
 
 static void add_off(char *off, size_t len, const char *what)
 {

@@ -20,7 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "audit/audit.h"
+#include "sensors/process/process.h"
+#include "sensors/shared/procparse.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
 #include "journal/event.h"
 
 #define ESC_SEEN 1024            /* escapes remembered (a ring): reported once each */

@@ -4,10 +4,10 @@
  * npm's node_modules/.package-lock.json, dpkg's status file, config files). Everything
  * here is pure: bytes in, structs out, no I/O; the parsers read bytes a sandbox controls
  * and are fuzzed (tests/fuzz/fuzz_pkg_*.c). The tracker that uses them is
- * audit/pkg_track.c; design and limits: docs/packages.md.
+ * packages/pkg_track.c; design and limits: docs/packages.md.
  */
-#ifndef SANDGATE_AUDIT_PKG_H
-#define SANDGATE_AUDIT_PKG_H
+#ifndef SANDGATE_PACKAGES_PKG_H
+#define SANDGATE_PACKAGES_PKG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,7 +16,9 @@
 
 #include <stdatomic.h>
 
-#include "audit/audit_int.h"
+#include "packages/pkgtrack.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
 #include "journal/event.h"
 #include "packages/pkg_int.h"
 #include "common/log.h"

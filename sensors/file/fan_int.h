@@ -1,11 +1,16 @@
-/* Inside the fanotify sensor (audit/fan*.c): marked filesystems and path lookup. */
-#ifndef SANDGATE_AUDIT_FAN_INT_H
-#define SANDGATE_AUDIT_FAN_INT_H
+/* Inside the file sensor (sensors/file/): marked filesystems and path lookup. */
+#ifndef SANDGATE_SENSORS_FILE_FAN_INT_H
+#define SANDGATE_SENSORS_FILE_FAN_INT_H
 
 #include <limits.h>
 #include <pthread.h>
 
-#include "audit/audit_int.h"
+#include "sensors/file/fanparse.h"
+#include "sensors/file/file.h"
+#include "sensors/file/mountwatch.h"
+#include "sensors/shared/procparse.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
 
 #define FAN_MOUNTS_MAX 256          /* filesystems marked (start + mounted later) */
 #define FAN_PENDING_MAX 512        /* files written and not yet closed, coalesced */
@@ -25,7 +30,7 @@ struct fan_dirslot {
 	char path[PATH_MAX];
 };
 
-/* ---- files by identity (audit/fanid.c, pure) ------------------------------------- */
+/* ---- files by identity (fanid.c, pure) ---------------------------------------------- */
 
 #define FANID_HANDLE_MAX 64        /* longer file handles are not kept */
 #define FANID_FILE 1u              /* a sensitive file */
@@ -65,7 +70,7 @@ int fanid_put(struct fanid *t, uint64_t fsid, const uint8_t *h, size_t hlen,
 /* Removes e (frees its path); other entry pointers may move. */
 void fanid_del(struct fanid *t, struct fanid_ent *e);
 
-/* ---- paths (audit/fanpath.c) ------------------------------------------------------ */
+/* ---- paths (fanpath.c) -------------------------------------------------------------- */
 
 #define FAN_LASTDIR_MAX 8192       /* directories' last known paths kept */
 
@@ -124,7 +129,7 @@ int fanpath_open(struct fan_mounts *m, const struct fan_dfid *fid);
  * renamed). */
 void fanpath_note_dir(struct fan_mounts *m, const struct fan_dfid *fid, const char *path);
 
-/* ---- the sensor (audit/fanmon.c, fanemit.c, fansens.c, fanread.c, fanmark.c) ------- */
+/* ---- the sensor (fanmon.c, fanemit.c, fansens.c, fanread.c, fanmark.c) -------------- */
 
 /* Why an event could not be reported as it should: each a sensor.loss reason. */
 enum fan_loss {
@@ -249,5 +254,17 @@ void fanmark_catch_up(struct fanmon *f, const char *sid, const char *target);
 void fanmark_unmount(struct fanmon *f, dev_t dev);
 /* fanmark.c: marks every writable local filesystem of the daemon's namespace (start). */
 void fanmark_all(struct fanmon *f);
+
+/* ---- fanotify mount events (mntfan.c), for the mount watch -------------------------- */
+
+/* mntfan_open: a FAN_REPORT_MNT group, or -errno (-EINVAL before Linux 6.15).
+ * mntfan_mark: marks pid's mount namespace, 0 or -errno. mntfan_read: drains the group;
+ * the number of attach/detach events, the pid of the last and whether it was an attach,
+ * and whether the queue overflowed. */
+int mntfan_open(void);
+int mntfan_mark(int fd, pid_t pid);
+size_t mntfan_read(int fd, pid_t *pid, bool *attach, bool *overflow);
+/* mntfan_read_all: drains the group; the first max events' pids and kinds, the count. */
+size_t mntfan_read_all(int fd, pid_t *pids, bool *attach, size_t max, bool *overflow);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include <linux/fanotify.h>
 
-#include "audit/audit.h"
+#include "sensors/file/fanparse.h"
 
 #ifndef FAN_EVENT_INFO_TYPE_MNT
 #define FAN_EVENT_INFO_TYPE_MNT 7

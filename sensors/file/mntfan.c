@@ -11,7 +11,7 @@
 #include <sys/fanotify.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "sensors/file/fan_int.h"
 
 /* Not in older headers (values from the kernel's uapi linux/fanotify.h). */
 #ifndef FAN_MNT_ATTACH

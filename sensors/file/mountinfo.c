@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "audit/audit.h"
+#include "sensors/file/mountwatch.h"
 
 /* Copies field f (len n) into out, decoding the kernel's \ooo escapes. 0 or -EINVAL. */
 static int unescape(const char *f, size_t n, char *out, size_t outlen)

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "sensors/file/fan_int.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "journal/event.h"

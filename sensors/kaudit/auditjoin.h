@@ -1,19 +1,19 @@
 /*
- * Joining the audit records of one exec event (audit/auditjoin.c): SYSCALL opens it
- * (pid, ppid, uids, comm, exe, success), EXECVE records carry the arguments, CWD the
- * directory, EOE closes it. Records of one event share the serial of
+ * Joining the audit records of one exec event (sensors/kaudit/auditjoin.c): SYSCALL
+ * opens it (pid, ppid, uids, comm, exe, success), EXECVE records carry the arguments,
+ * CWD the directory, EOE closes it. Records of one event share the serial of
  * "audit(SEC.MSEC:SERIAL)"; events of several CPUs interleave. Pure code over record
  * text a sandboxed process partly chose (its arguments, paths): nothing is trusted.
- * Not for use outside audit/.
+ * Not for use outside sensors/kaudit/.
  */
-#ifndef SANDGATE_AUDIT_AUDITJOIN_H
-#define SANDGATE_AUDIT_AUDITJOIN_H
+#ifndef SANDGATE_SENSORS_KAUDIT_AUDITJOIN_H
+#define SANDGATE_SENSORS_KAUDIT_AUDITJOIN_H
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "audit/audit.h"
+#include "sensors/shared/procparse.h"
 #include "sensors/kaudit/auditrec.h"
 
 #define AUDITJOIN_PEND 32            /* events being joined at once (one per CPU + slack) */

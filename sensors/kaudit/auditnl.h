@@ -1,9 +1,9 @@
 /*
  * The audit subsystem's control requests (NETLINK_AUDIT unicast) behind the audit exec
- * source (audit/auditsrc.c). Not for use outside audit/.
+ * source (auditsrc.c). Not for use outside sensors/kaudit/.
  */
-#ifndef SANDGATE_AUDIT_AUDITNL_H
-#define SANDGATE_AUDIT_AUDITNL_H
+#ifndef SANDGATE_SENSORS_KAUDIT_AUDITNL_H
+#define SANDGATE_SENSORS_KAUDIT_AUDITNL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,11 +3,12 @@
  * after the nlmsghdr; auditd's log prefixes "type=T msg="): "audit(SEC.MSEC:SERIAL):
  * key=value ...". Values are "quoted" text, bare tokens, or hex when the kernel chose to
  * encode them (EXECVE arguments holding spaces, quotes, control or non-ASCII bytes).
- * Pure code, used by the audit exec source (audit/auditsrc.c, docs/audit.md). The text comes from the kernel but carries what a sandboxed
- * process chose (its arguments), so nothing here trusts it.
+ * Pure code, used by the audit exec source (sensors/kaudit/auditsrc.c, docs/audit.md).
+ * The text comes from the kernel but carries what a sandboxed process chose (its
+ * arguments), so nothing here trusts it.
  */
-#ifndef SANDGATE_AUDIT_AUDITREC_H
-#define SANDGATE_AUDIT_AUDITREC_H
+#ifndef SANDGATE_SENSORS_KAUDIT_AUDITREC_H
+#define SANDGATE_SENSORS_KAUDIT_AUDITREC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -24,7 +24,7 @@
 
 #include <linux/netlink.h>
 
-#include "audit/audit_int.h"
+#include "sensors/shared/sensor.h"
 #include "sensors/kaudit/auditnl.h"
 #include "sensors/kaudit/auditjoin.h"
 #include "sensors/kaudit/auditrec.h"

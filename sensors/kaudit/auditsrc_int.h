@@ -1,17 +1,20 @@
 /*
- * The audit exec source's state, shared by its thread (audit/auditsrc.c) and the watch
- * on the audit configuration (audit/auditwatch.c). Not for use outside audit/.
+ * The audit exec source's state, shared by its thread (auditsrc.c) and the watch on the
+ * audit configuration (auditwatch.c). Not for use outside sensors/kaudit/.
  */
-#ifndef SANDGATE_AUDIT_AUDITSRC_INT_H
-#define SANDGATE_AUDIT_AUDITSRC_INT_H
+#ifndef SANDGATE_SENSORS_KAUDIT_AUDITSRC_INT_H
+#define SANDGATE_SENSORS_KAUDIT_AUDITSRC_INT_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "audit/audit_int.h"
 #include "sensors/kaudit/auditjoin.h"
 #include "sensors/kaudit/auditnl.h"
+#include "sensors/kaudit/kaudit.h"
+#include "sensors/process/process.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
 
 #define AS_MSG 16384                 /* > MAX_AUDIT_MESSAGE_LENGTH (8970) */
 
@@ -42,7 +45,7 @@ struct auditsrc {
 	char buf[AS_MSG];
 };
 
-/* Reads and handles every record waiting on the multicast socket (audit/auditsrc.c). */
+/* Reads and handles every record waiting on the multicast socket (auditsrc.c). */
 void as_drain(struct auditsrc *s);
 /* Held execs past their time (all of them with all) emitted as the connector saw them;
  * those without arguments counted in sensor.loss. */

@@ -12,7 +12,7 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 
-#include "audit/audit.h"
+#include "sensors/process/cnproc.h"
 
 #define PE_HDR offsetof(struct proc_event, event_data)
 

@@ -1,21 +1,21 @@
 /*
  * The session execs the proc connector saw, held while the audit source's record of each
- * is on its way (audit/execpend.c). With the audit exec source both sensors see every
- * exec: the connector always (it is the shadow), the kernel's audit records while our
+ * is on its way (sensors/process/execpend.c). With the audit exec source both sensors
+ * see every exec: the connector always (it is the shadow), the kernel's audit records while our
  * rules and the enabled flag are in place. Each exec the connector saw is recorded
  * exactly once: by the audit source when its record comes (the held copy is dropped), by
  * the connector when it does not (the rules removed, auditing off, a record lost: the
  * held copy is emitted, args_source "proc"). Which one is decided per exec, not by a flag
  * read at some moment, so no exec falls between the two when the rules are tampered with.
- * Not for use outside audit/.
+ * For the process sensor, the kernel audit source and the module that makes the table.
  */
-#ifndef SANDGATE_AUDIT_EXECPEND_H
-#define SANDGATE_AUDIT_EXECPEND_H
+#ifndef SANDGATE_SENSORS_PROCESS_EXECPEND_H
+#define SANDGATE_SENSORS_PROCESS_EXECPEND_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/process.h"
 
 #define EXECPEND_SLOTS 4096              /* held execs and tombstones at once */
 #define EXECPEND_HELD_MAX 1024           /* held with their /proc reads (~16 KiB each) */

@@ -19,7 +19,7 @@
 
 #include <openssl/evp.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/proc_int.h"
 
 #define EXEID_CACHE 64
 #define EXEID_MAX_BYTES (64u << 20)   /* bigger files are not hashed */

@@ -23,7 +23,7 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/proc_int.h"
 #include "sensors/process/execpend.h"
 #include "common/log.h"
 #include "common/timeutil.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/proc_int.h"
 #include "common/timeutil.h"
 #include "journal/event.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/proc_int.h"
 #include "common/log.h"
 
 /* Records waiting at most. An exec record is ~8.5 KiB (exe and cwd are PATH_MAX

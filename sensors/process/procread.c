@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/proc_int.h"
 
 /* Reads up to len bytes of dir/file. 0 with *got, or -errno. */
 static int read_at(int dir, const char *file, char *buf, size_t len, size_t *got)

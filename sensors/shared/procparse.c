@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit.h"
+#include "sensors/shared/procparse.h"
 
 /* Parses a decimal u64 at buf[*i..len), advancing *i. 0 or -EINVAL. */
 static int dec_u64(const char *buf, size_t len, size_t *i, uint64_t *v, bool neg_ok)

@@ -4,11 +4,12 @@
  * call holds it for one short probe. Open addressing with backward-shift deletion.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit_int.h"
+#include "sensors/shared/proctab.h"
 
 struct ptab {
 	pthread_mutex_t mu;

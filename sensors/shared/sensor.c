@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "sensors/shared/sensor.h"
 #include "journal/event.h"
 
 void audit_sync_publish(struct audit *a, uint64_t t)

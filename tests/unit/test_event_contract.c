@@ -28,7 +28,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "audit/audit_int.h"
+#include "sensors/process/proc_int.h"
 #include "packages/pkg_int.h"
 #include "journal/event.h"
 #include "journal/journal_impl.h"
