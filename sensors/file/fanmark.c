@@ -2,7 +2,7 @@
  * Every filesystem a session can write is marked: at start each writable local
  * filesystem of the daemon's namespace (/dev/shm, /run, /tmp on tmpfs, ...), later each
  * one mounted in the host's namespace or a session's own, as the mount watcher sees it
- * (audit/mountwatch.c: at once with fanotify mount events, else within a second).
+ * (sensors/file/mountwatch.c: at once with fanotify mount events, else within a second).
  *
  * The handle of a filesystem's paths is a detached clone of its mount (open_tree with
  * OPEN_TREE_CLONE), not an fd on the mount itself: an fd on the mount would make

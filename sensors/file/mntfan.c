@@ -3,7 +3,7 @@
  * namespace reports FAN_MNT_ATTACH / FAN_MNT_DETACH with the mounting process's pid and
  * the mount's 64-bit id. The id alone does not say what was mounted (statmount() cannot
  * describe a detached mount), so an event is used as a trigger: the namespaces are read
- * again at once instead of at the next once-a-second poll (audit/mountwatch.c).
+ * again at once instead of at the next once-a-second poll (sensors/file/mountwatch.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * The connector thread notes each namespace a session process execs in; the fanotify
  * thread polls. A namespace's first reading is compared with the daemon's own mounts,
  * so what the session mounted before the first poll is still reported. Where the kernel
- * has fanotify mount events (6.15+, audit/mntfan.c), each noted namespace is also marked
+ * has fanotify mount events (6.15+, mntfan.c), each noted namespace is also marked
  * and an attach or detach makes the fanotify thread read the namespaces at once: a mount
  * that lives a few milliseconds is seen, and a lone event names the mounting pid.
  * Without them, a mount that comes and goes between two polls is not seen, and pid is

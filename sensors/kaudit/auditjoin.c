@@ -1,4 +1,4 @@
-/* Joining the records of one audit event by serial (audit/auditjoin.h). */
+/* Joining the records of one audit event by serial (sensors/kaudit/auditjoin.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * Audit record text: the head, key=value pairs, hex values, and EXECVE arguments joined
- * across records (audit/auditrec.h).
+ * across records (sensors/kaudit/auditrec.h).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -8,8 +8,9 @@
  * /proc arguments, args_source "proc"), the change is undone, audit.tamper is journaled
  * with what the kernel said about who did it. The execs between the change and its
  * discovery are not lost: the connector held each session exec until its record came
- * (audit/execpend.h), and hands back now those whose record did not; those it had no
- * arguments for (the process was gone before /proc was read) are counted in sensor.loss.
+ * (sensors/process/execpend.h), and hands back now those whose record did not; those it
+ * had no arguments for (the process was gone before /proc was read) are counted in
+ * sensor.loss.
  */
 #include <errno.h>
 #include <poll.h>

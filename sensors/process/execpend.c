@@ -1,5 +1,5 @@
 /*
- * The held execs (audit/execpend.h): a ring of slots in the order the connector put them,
+ * The held execs (execpend.h): a ring of slots in the order the connector put them,
  * under one mutex (priority inheritance: the connector thread runs real-time). A slot is
  * a held exec (item set) or a tombstone (item NULL: the connector emitted it, a record of
  * it coming later is a duplicate); pid 0 is a free slot. Nothing here emits or logs: what

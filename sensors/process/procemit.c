@@ -75,7 +75,7 @@ static void put_fd(struct event *e, const char *key, bool known, const char *lin
 /*
  * program: the file that runs, keyed on what the caller cannot choose (exe; for the
  * dynamic loader the program it loads); exe_known_as: a well-known downloader, shell or
- * interpreter that file is, under whatever name (audit/exeid.c). Detection keys on these.
+ * interpreter that file is, under whatever name (exeid.c). Detection keys on these.
  */
 static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 {

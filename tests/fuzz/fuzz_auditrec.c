@@ -1,7 +1,7 @@
 /* Audit record text (NETLINK_AUDIT payloads; EXECVE arguments are a process's choice):
  * the input is split at newlines into records of one event, fed to the parser and to
- * the joiner (audit/auditjoin.c; the type from an auditd "type=NAME" prefix, else from
- * the first byte). */
+ * the joiner (sensors/kaudit/auditjoin.c; the type from an auditd "type=NAME" prefix,
+ * else from the first byte). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* The identity table of the file sensor (audit/fanid.c): put, get, delete with the
+/* The identity table of the file sensor (sensors/file/fanid.c): put, get, delete with the
  * backward shift keeping every other key reachable, the bound, long handles. */
 #include <errno.h>
 #include <setjmp.h>

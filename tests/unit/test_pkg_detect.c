@@ -1,4 +1,4 @@
-/* audit/pkg_detect.c: which execs are installs, and what their arguments ask for. */
+/* packages/pkg_detect.c: which execs are installs, and what their arguments ask for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

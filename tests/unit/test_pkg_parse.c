@@ -1,4 +1,5 @@
-/* audit/pkg_parse.c, pkg_lock.c: installed metadata, lockfiles, status files, configs. */
+/* packages/pkg_parse.c, pkg_lock.c: installed metadata, lockfiles, status files,
+ * configs. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
