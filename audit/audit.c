@@ -1,16 +1,27 @@
-/* Starting and stopping the two sensors around the pid table they share. */
+/*
+ * Starting and stopping the sensors (sensors/process/, sensors/kaudit/, sensors/file/) and
+ * the package tracker (packages/) around the pid table they share; the module's face
+ * (audit/audit.h) over them.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
-#include "audit/auditsrc_int.h"
-#include "audit/execpend.h"
+#include "audit/audit.h"
+#include "packages/pkgtrack.h"
+#include "sensors/file/file.h"
+#include "sensors/file/mountwatch.h"
+#include "sensors/kaudit/kaudit.h"
+#include "sensors/process/execpend.h"
+#include "sensors/process/process.h"
+#include "sensors/shared/procparse.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
+#include "sensors/kaudit/auditsrc_int.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
@@ -31,6 +42,21 @@ static void audit_free_shared(struct audit *a)
 	close(a->poke_fd);
 	ptab_free(a->tab);
 	free(a);
+}
+
+/*
+ * The file sensor's hook (struct audit's exec_release): pid's execs still held for their
+ * audit record are emitted now, by the connector's account, before the file sensor
+ * writes a line of what pid did. Free when nothing of pid is held.
+ */
+static void release_held_execs(struct audit *a, pid_t pid)
+{
+	struct execpend_item *l = NULL;
+
+	if (!execpend_may_hold(a->pend, pid))
+		return;
+	execpend_release_pid(a->pend, pid, time_mono_ns(), &l);
+	as_emit_items(l);
 }
 
 int audit_start(struct audit **out, const struct audit_settings *s, char *off, size_t offlen)
@@ -70,6 +96,8 @@ int audit_start(struct audit **out, const struct audit_settings *s, char *off, s
 	 * connector runs, taken into use (activated) by the source once it runs. */
 	if (s->proc && s->exec_audit && execpend_new(&a->pend) != 0)
 		a->pend = NULL;
+	if (a->pend)
+		a->exec_release = release_held_execs;
 	if (s->proc && (rp = procconn_start(&a->pc, a)) != 0)
 		add_off(off, offlen, "proc");
 	if (a->pc && s->exec_audit) {
@@ -169,53 +197,13 @@ int audit_pkg_hosts(struct audit *a, const char *sid, pid_t pid, char *out, size
 	return a && a->pk ? pkgtrack_hosts(a->pk, sid, pid, out, stride, max) : -ENOENT;
 }
 
-void audit_sync_publish(struct audit *a, uint64_t t)
-{
-	pthread_mutex_lock(&a->sync_mu);
-	if (t > a->done_ns)
-		a->done_ns = t;
-	pthread_cond_broadcast(&a->sync_cv);
-	pthread_mutex_unlock(&a->sync_mu);
-}
-
-bool audit_sync_wait(struct audit *a, uint64_t t, int timeout_ms)
-{
-	uint64_t one = 1;
-	struct timespec dl;
-	bool ok;
-
-	if (!a->pc)
-		return true;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (dl.tv_nsec >= 1000000000) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000;
-	}
-	pthread_mutex_lock(&a->sync_mu);
-	if (a->done_ns < t)
-		(void)!write(a->poke_fd, &one, sizeof(one));
-	while (a->done_ns < t)
-		if (pthread_cond_timedwait(&a->sync_cv, &a->sync_mu, &dl) != 0)
-			break;
-	ok = a->done_ns >= t;
-	pthread_mutex_unlock(&a->sync_mu);
-	return ok;
-}
-
 void audit_session_workdir(struct audit *a, const char *sid, const char *path)
 {
 	if (a)
 		fanmon_workdir(a->fm, sid, path);
 }
 
-void audit_exec_release(struct audit *a, pid_t pid)
+const char *audit_exec_probe(bool want_audit, char *why, size_t len)
 {
-	struct execpend_item *l = NULL;
-
-	if (!a->pend || !execpend_may_hold(a->pend, pid))
-		return;
-	execpend_release_pid(a->pend, pid, time_mono_ns(), &l);
-	as_emit_items(l);
+	return auditsrc_probe(want_audit, why, len);
 }

@@ -3,7 +3,7 @@
  * that runs outside that session's cgroup: moved out (`echo $$ > X/cgroup.procs` through
  * a cgroup2 mount of its own), or into another session's cgroup. The proc connector
  * reports forks, not cgroup moves, so the table of session processes the fork tree built
- * (audit/proctab.c) is checked against /proc/PID/cgroup once a second.
+ * (sensors/shared/proctab.c) is checked against /proc/PID/cgroup once a second.
  *
  * The ancestry wins: a process keeps the session its fork tree gives it wherever its
  * cgroup is now. After a restart the table is seeded from the session cgroups, so a
@@ -20,7 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/audit_int.h"
+#include "audit/audit.h"
+#include "sensors/process/process.h"
+#include "sensors/shared/procparse.h"
+#include "sensors/shared/proctab.h"
+#include "sensors/shared/sensor.h"
 #include "journal/event.h"
 
 #define ESC_SEEN 1024            /* escapes remembered (a ring): reported once each */

@@ -7,9 +7,9 @@
  *   bench_fanfloor MODE MODIFY MOUNT...
  *
  * MODE: "poll" (woken for every event, as a reader sleeping in poll/epoll is) or "napN"
- * (after an empty read, sleep N ms: what audit/fanmon.c does once events flow). MODIFY:
- * "modify" adds FAN_MODIFY to the mask, "nomodify" leaves it out. Runs until SIGINT or
- * SIGTERM, then prints the events and reads seen on stderr.
+ * (after an empty read, sleep N ms: what sensors/file/fanmon.c does once events flow).
+ * MODIFY: "modify" adds FAN_MODIFY to the mask, "nomodify" leaves it out. Runs until
+ * SIGINT or SIGTERM, then prints the events and reads seen on stderr.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,14 +1,14 @@
 /* Audit record text (NETLINK_AUDIT payloads; EXECVE arguments are a process's choice):
  * the input is split at newlines into records of one event, fed to the parser and to
- * the joiner (audit/auditjoin.c; the type from an auditd "type=NAME" prefix, else from
- * the first byte). */
+ * the joiner (sensors/kaudit/auditjoin.c; the type from an auditd "type=NAME" prefix,
+ * else from the first byte). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "audit/auditjoin.h"
-#include "audit/auditrec.h"
+#include "sensors/kaudit/auditjoin.h"
+#include "sensors/kaudit/auditrec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

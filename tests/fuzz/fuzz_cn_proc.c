@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "audit/audit.h"
+#include "sensors/process/cnproc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

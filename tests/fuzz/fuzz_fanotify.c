@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit.h"
+#include "sensors/file/fanparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/pkg.h"
+#include "packages/pkg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,11 +1,13 @@
-/* /proc/PID/stat, status, cmdline and mountinfo bytes as audit/ reads them. */
+/* /proc/PID/stat, status, cmdline and mountinfo bytes as the sensors read them. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit.h"
-#include "audit/audit_int.h"
+#include "sensors/file/fanparse.h"
+#include "sensors/file/mountwatch.h"
+#include "sensors/process/proc_int.h"
+#include "sensors/shared/procparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,7 @@
 /* The audit sensors' bounds are reported, never silent: a sensitive file the identity
- * table cannot keep (audit/fansens.c) and a session mount namespace the mount watcher has
- * no room for (audit/mountwatch.c, 64) each count in sensor.loss with their reason. */
+ * table cannot keep (sensors/file/fansens.c) and a session mount namespace the mount
+ * watcher has no room for (sensors/file/mountwatch.c, 64) each count in sensor.loss with
+ * their reason. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "audit/fan_int.h"
+#include "sensors/file/fan_int.h"
 #include "journal/event.h"
 
 /* The sensor.loss bodies emitted, one per line. */

@@ -1,4 +1,4 @@
-/* audit/: the pure parsers of proc connector, /proc and fanotify bytes. */
+/* sensors/: the pure parsers of proc connector, /proc and fanotify bytes. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,10 @@
 #include <linux/fanotify.h>
 #include <linux/netlink.h>
 
-#include "audit/audit.h"
+#include "sensors/file/fanparse.h"
+#include "sensors/file/mountwatch.h"
+#include "sensors/process/cnproc.h"
+#include "sensors/shared/procparse.h"
 
 /* One proc connector datagram: nlmsghdr + cn_msg + proc_event of what, data bytes. */
 static size_t mk_cn(uint8_t *out, uint32_t seq, uint32_t what, uint32_t cpu,

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "audit/auditjoin.h"
+#include "sensors/kaudit/auditjoin.h"
 
 #include "audit_records.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "audit/auditrec.h"
+#include "sensors/kaudit/auditrec.h"
 
 #include "audit_records.h"
 

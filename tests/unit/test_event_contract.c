@@ -28,8 +28,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "audit/audit_int.h"
-#include "audit/pkg_int.h"
+#include "sensors/process/proc_int.h"
+#include "packages/pkg_int.h"
 #include "journal/event.h"
 #include "journal/journal_impl.h"
 #include "tests/unit/strict_json.h"
@@ -41,7 +41,8 @@
 
 static const char *const parts[] = {
 	"attribution", "audit", "daemon", "detect", "gateway", "journal", "policy", "nft",
-	"dns", "common",
+	"dns", "common", "sensors/shared", "sensors/process", "sensors/file", "sensors/kaudit",
+	"packages",
 };
 
 static const char *const envelope[] = {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "audit/execpend.h"
+#include "sensors/process/execpend.h"
 
 #define MS 1000000ull
 

@@ -1,4 +1,4 @@
-/* The identity table of the file sensor (audit/fanid.c): put, get, delete with the
+/* The identity table of the file sensor (sensors/file/fanid.c): put, get, delete with the
  * backward shift keeping every other key reachable, the bound, long handles. */
 #include <errno.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "audit/fan_int.h"
+#include "sensors/file/fan_int.h"
 
 static void key(uint32_t i, uint8_t h[16])
 {

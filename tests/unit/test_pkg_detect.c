@@ -1,4 +1,4 @@
-/* audit/pkg_detect.c: which execs are installs, and what their arguments ask for. */
+/* packages/pkg_detect.c: which execs are installs, and what their arguments ask for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "audit/pkg.h"
+#include "packages/pkg.h"
 
 /* argv as /proc/PID/cmdline holds it: each argument NUL-terminated. */
 static int detect(struct pkg_cmd *c, const char *const *argv)

@@ -1,4 +1,5 @@
-/* audit/pkg_parse.c, pkg_lock.c: installed metadata, lockfiles, status files, configs. */
+/* packages/pkg_parse.c, pkg_lock.c: installed metadata, lockfiles, status files,
+ * configs. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "audit/pkg.h"
-#include "audit/pkg_int.h"
+#include "packages/pkg.h"
+#include "packages/pkg_int.h"
 
 static char *load(const char *name, size_t *len)
 {
