@@ -8,7 +8,8 @@
 #     chain of calls between files leaves a folder and comes back: no file-level call
 #     cycle across folders. (A program links the parts in this order, one pass: a call
 #     upward would already fail to link from the part's own unit tests.)
-#  4. no symbol is defined by two parts.
+#  4. no symbol is defined by two parts;
+#  5. every folder with C sources (but tests/ and bench/) is a part.
 # Usage: layering.sh BUILD/layers/parts.txt SOURCE_DIR
 # parts.txt (cmake/parts.cmake): FOLDER <tab> LIBRARY|- <tab> parts below, space-separated
 set -u
@@ -30,6 +31,16 @@ awk_parts='BEGIN { n = split(bl, rows, "\n")
 	for (i = 1; i <= n; i++) {
 		k = rows[i]; sub(/:.*/, "", k); b = rows[i]; sub(/^[^:]*:/, "", b)
 		below[k] = b; part[k] = 1 } }'
+
+# 5: every folder with C sources (but tests/ and bench/, which link parts) is a part,
+# else its files are built into nothing.
+while read -r dir; do
+	case " ${parts[*]} " in
+	*" $dir "*) ;;
+	*) echo "FAIL $dir/ holds .c files but is no part (add a sg_part line)"; fail=1 ;;
+	esac
+done < <(cd "$src" && find . \( -name build -o -name 'build*' -o -name .git -o -name tests \
+	-o -name bench \) -prune -o -name '*.c' -printf '%h\n' | sed 's#^\./##' | sort -u)
 
 # 1 and 2: includes (one grep over every part's files, one awk)
 edges=$(mktemp)
