@@ -9,7 +9,8 @@
 #     cycle across folders. (A program links the parts in this order, one pass: a call
 #     upward would already fail to link from the part's own unit tests.)
 #  4. no symbol is defined by two parts;
-#  5. every folder with C sources (but tests/ and bench/) is a part.
+#  5. every folder with C sources (but tests/ and bench/) is a part;
+#  6. no include steps around the roots by a relative path ("../daemon/x.h").
 # Usage: layering.sh BUILD/layers/parts.txt SOURCE_DIR
 # parts.txt (cmake/parts.cmake): FOLDER <tab> LIBRARY|- <tab> parts below, space-separated
 set -u
@@ -57,6 +58,12 @@ n_inc=$(grep -H -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*/[^"/]
 		line = $0; sub(/^[^:]*:/, "", line); sub(/:.*/, "", line)
 		dir = $0; sub(/^[^"]*"/, "", dir); sub(/\/[^\/]*"[^"]*$/, "", dir)
 		n++
+		if (dir ~ /^\.\.?(\/|$)/ || dir ~ /\/\.\.(\/|$)/) {
+			printf "FAIL %s:%s includes %s/: a relative path steps around the layers\n",
+			       rel, line, dir > "/dev/stderr"
+			bad = 1
+			next
+		}
 		if (dir == folder || !(dir in part))
 			next      # its own folder, or not a part (a generated header)
 		print folder, dir > edges
