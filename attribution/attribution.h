@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/proc.h"       /* proc_starttime, proc_stat_starttime */
 #include "contain/contain.h"
 
 #define SESSION_ID_MAX 64          /* bytes of [A-Za-z0-9._-], not starting with '.' */
@@ -33,12 +34,6 @@
  * -EINVAL when its value is not a decimal u64.
  */
 int cg_parse_kv(const char *buf, size_t len, const char *key, uint64_t *val);
-
-/*
- * Start time (field 22, clock ticks since boot) from /proc/PID/stat bytes. The comm
- * field may hold spaces and parentheses: the last ')' ends it. 0 or -EINVAL.
- */
-int proc_stat_starttime(const char *buf, size_t len, uint64_t *start);
 
 /*
  * The session id a cgroup v2 path ("/sandgate/s1/sub") belongs to, given the session
@@ -302,8 +297,6 @@ int pidcache_fork(struct pidcache *c, const char *prefix, pid_t parent, pid_t ch
 void pidcache_forget(struct pidcache *c, pid_t pid);
 /* Drops every entry of session id (cleanup). */
 void pidcache_forget_session(struct pidcache *c, const char *id);
-/* Start time of a live pid from /proc/PID/stat. 0 or -errno. */
-int proc_starttime(pid_t pid, uint64_t *start);
 
 /* ---- pause snapshot (changed_while_paused) ------------------------------------------ */
 

@@ -1,30 +1,9 @@
-/* Parsers for kernel files: cgroup key-value files, /proc/PID/stat, /proc/PID/cgroup. */
+/* Parsers for kernel files: cgroup key-value files and /proc/PID/cgroup. */
 #include <errno.h>
 #include <string.h>
 
 #include "attribution/attribution.h"
 #include "attribution/cgmap.h"
-
-static int parse_u64(const char *p, size_t n, uint64_t *val)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0 || n > 20)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		unsigned d;
-
-		if (p[i] < '0' || p[i] > '9')
-			return -EINVAL;
-		d = (unsigned)(p[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*val = v;
-	return 0;
-}
 
 int cg_parse_kv(const char *buf, size_t len, const char *key, uint64_t *val)
 {
@@ -35,39 +14,10 @@ int cg_parse_kv(const char *buf, size_t len, const char *key, uint64_t *val)
 		size_t llen = nl ? (size_t)(nl - line) : len - i;
 
 		if (llen > klen && memcmp(line, key, klen) == 0 && line[klen] == ' ')
-			return parse_u64(line + klen + 1, llen - klen - 1, val);
+			return proc_dec_u64(line + klen + 1, llen - klen - 1, val);
 		i += llen + 1;
 	}
 	return -ENOENT;
-}
-
-int proc_stat_starttime(const char *buf, size_t len, uint64_t *start)
-{
-	const char *p = NULL, *end = buf + len, *tok;
-	size_t i;
-	int field = 2;
-
-	/* comm is "(...)" and may itself contain ") ": the last ')' closes it. */
-	for (i = len; i > 0; i--) {
-		if (buf[i - 1] == ')') {
-			p = buf + i;
-			break;
-		}
-	}
-	if (!p)
-		return -EINVAL;
-	while (p < end) {
-		while (p < end && *p == ' ')
-			p++;
-		tok = p;
-		while (p < end && *p != ' ' && *p != '\n')
-			p++;
-		if (p == tok)
-			return -EINVAL;
-		if (++field == 22)
-			return parse_u64(tok, (size_t)(p - tok), start);
-	}
-	return -EINVAL;
 }
 
 bool session_id_valid(const char *id)

@@ -96,15 +96,6 @@ static int read_proc(pid_t pid, const char *file, char *buf, size_t len, size_t 
 	return 0;
 }
 
-int proc_starttime(pid_t pid, uint64_t *start)
-{
-	char buf[1024];
-	size_t got = 0;
-	int ret = read_proc(pid, "stat", buf, sizeof(buf), &got);
-
-	return ret ? ret : proc_stat_starttime(buf, got, start);
-}
-
 /* From /proc: the v2 cgroup, matched against the session prefix. */
 static int resolve(const char *prefix, pid_t pid, char *id, size_t idlen)
 {

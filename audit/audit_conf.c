@@ -20,13 +20,6 @@ static const char *const default_sensitive[] = {
 
 static const char *const exec_sources[] = { "proc_connector", "audit", NULL };
 
-static void free_list(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static int set_list(char ***v, size_t *n, const char *const *src)
 {
 	size_t k = 0;
@@ -40,11 +33,11 @@ static int set_list(char ***v, size_t *n, const char *const *src)
 	for (size_t i = 0; i < k; i++) {
 		out[i] = strdup(src[i]);
 		if (!out[i]) {
-			free_list(out, i);
+			cfg_str_list_free(out, i);
 			return -ENOMEM;
 		}
 	}
-	free_list(*v, *n);
+	cfg_str_list_free(*v, *n);
 	*v = out;
 	*n = k;
 	return 0;
@@ -72,8 +65,8 @@ int cfg_audit_default(struct sg_audit_config *a)
 
 void cfg_audit_free(struct sg_audit_config *a)
 {
-	free_list(a->file_marks, a->n_file_marks);
-	free_list(a->sensitive_paths, a->n_sensitive_paths);
+	cfg_str_list_free(a->file_marks, a->n_file_marks);
+	cfg_str_list_free(a->sensitive_paths, a->n_sensitive_paths);
 	a->file_marks = a->sensitive_paths = NULL;
 	a->n_file_marks = a->n_sensitive_paths = 0;
 }
@@ -89,43 +82,20 @@ static bool path_ok(const char *s, bool home_ok)
 	return true;
 }
 
-/* A list of paths into (*v, *n), replacing the default. */
-static int path_list(struct cfg_ctx *ctx, const struct cy_node *v, char ***out, size_t *nout,
-		     bool home_ok)
+static bool path_item_ok(const char *s, const void *home_ok)
 {
-	char **paths;
-	size_t n = 0;
-	int ret = 0;
-
-	if (cy_need(ctx, v, CY_SEQ, home_ok ? "a list of /paths or ~/paths" : "a list of /paths"))
-		return -EINVAL;
-	if (v->n > AUDIT_LIST_MAX) {
-		cfg_err(ctx, v, "at most %d entries", AUDIT_LIST_MAX);
-		return -EINVAL;
-	}
-	paths = calloc(v->n + 1, sizeof(*paths));
-	if (!paths) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n && !ctx->oom; i++) {
-		const char *s;
-
-		if (cy_str(ctx, v->items[i], &s)) {
-			ret = -EINVAL;
-		} else if (!path_ok(s, home_ok)) {
-			cfg_err(ctx, v->items[i], home_ok ? "expected /absolute/path or ~/path"
-							  : "expected an absolute path");
-			ret = -EINVAL;
-		} else if (cfg_set_str(ctx, &paths[n], s) == 0) {
-			n++;
-		}
-	}
-	free_list(*out, *nout);
-	*out = paths;
-	*nout = n;
-	return ctx->oom ? -ENOMEM : ret;
+	return path_ok(s, *(const bool *)home_ok);
 }
+
+static const bool home_no, home_yes = true;
+/* The lists replace the defaults. */
+static const struct cfg_list_spec marks_spec = {
+	"a list of /paths", AUDIT_LIST_MAX, path_item_ok, &home_no, "expected an absolute path",
+};
+static const struct cfg_list_spec sensitive_spec = {
+	"a list of /paths or ~/paths", AUDIT_LIST_MAX, path_item_ok, &home_yes,
+	"expected /absolute/path or ~/path",
+};
 
 static int key_marks(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		     const struct cfg_key *k)
@@ -133,7 +103,7 @@ static int key_marks(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 	struct sg_audit_config *a = base;
 
 	(void)k;
-	return path_list(ctx, v, &a->file_marks, &a->n_file_marks, false);
+	return cfg_str_list(ctx, v, &marks_spec, &a->file_marks, &a->n_file_marks);
 }
 
 static int key_sensitive(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
@@ -142,7 +112,7 @@ static int key_sensitive(struct cfg_ctx *ctx, const struct cy_node *v, void *bas
 	struct sg_audit_config *a = base;
 
 	(void)k;
-	return path_list(ctx, v, &a->sensitive_paths, &a->n_sensitive_paths, true);
+	return cfg_str_list(ctx, v, &sensitive_spec, &a->sensitive_paths, &a->n_sensitive_paths);
 }
 
 #define AC struct sg_audit_config

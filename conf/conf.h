@@ -115,6 +115,28 @@ struct cfg_key {
 int cfg_walk(struct cfg_ctx *ctx, const struct cy_node *map, const struct cfg_key *keys,
 	     void *base, const char *section);
 
+/* ---- lists of strings (conf/list.c) --------------------------------------------- */
+
+/* What the items of a list of strings must be. */
+struct cfg_list_spec {
+	const char *what;      /* "a list of URLs": the error when the value is not a list */
+	size_t max;            /* at most this many items; 0: CY_MAX_ITEMS (the parser's) */
+	bool (*ok)(const char *s, const void *arg);   /* an item's check; NULL: any string */
+	const void *arg;       /* passed to ok */
+	const char *bad;       /* the error at an item ok refuses */
+};
+
+/*
+ * Reads the list v into a new NULL-terminated array of copies that replaces *list (whose
+ * *n strings are freed): each item a string spec->ok accepts, an error at every other.
+ * Returns 0; -EINVAL with the errors reported (*list then holds the accepted items; a
+ * value that is not a list, or a longer one, leaves *list as it was); -ENOMEM (ctx->oom).
+ */
+int cfg_str_list(struct cfg_ctx *ctx, const struct cy_node *v,
+		 const struct cfg_list_spec *spec, char ***list, size_t *n);
+/* Frees list's n strings and list (NULL allowed). */
+void cfg_str_list_free(char **list, size_t n);
+
 /* ---- field checkers (cfg_key.fn; conf/check.c) ---------------------------------- */
 
 /* True when s holds a control byte (or a space, unless space_ok). */

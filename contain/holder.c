@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attribution/attribution.h"
+#include "common/proc.h"
 
 static const char *const step_names[] = {
 	[HOLDER_STEP_UNSHARE] = "unshare", [HOLDER_STEP_FORK] = "fork",

@@ -18,9 +18,7 @@
 
 void cfg_detect_free(struct sg_detect_config *c)
 {
-	for (size_t i = 0; i < c->n_rules; i++)
-		free(c->rules[i]);
-	free(c->rules);
+	cfg_str_list_free(c->rules, c->n_rules);
 	c->rules = NULL;
 	c->n_rules = 0;
 }
@@ -39,38 +37,25 @@ int cfg_detect_default(struct sg_detect_config *c)
 	return 0;
 }
 
+static bool abs_item_ok(const char *s, const void *arg)
+{
+	(void)arg;
+	return s[0] == '/';
+}
+
+static const struct cfg_list_spec rules_spec = {
+	"a list of rules files or directories", RULES_PATHS_MAX, abs_item_ok, NULL,
+	"expected an absolute path",
+};
+
 static int key_rules(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		     const struct cfg_key *k)
 {
 	struct sg_detect_config *c = base;
-	const char *s;
-	int ret = 0;
 
 	(void)k;
-	if (cy_need(ctx, v, CY_SEQ, "a list of rules files or directories"))
-		return -EINVAL;
-	if (v->n > RULES_PATHS_MAX) {
-		cfg_err(ctx, v, "at most %d entries", RULES_PATHS_MAX);
-		return -EINVAL;
-	}
-	cfg_detect_free(c);
 	c->rules_default = false;
-	c->rules = calloc(v->n + 1, sizeof(*c->rules));
-	if (!c->rules) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n && !ctx->oom; i++) {
-		if (cy_str(ctx, v->items[i], &s)) {
-			ret = -EINVAL;
-		} else if (s[0] != '/') {
-			cfg_err(ctx, v->items[i], "expected an absolute path");
-			ret = -EINVAL;
-		} else if (cfg_set_str(ctx, &c->rules[c->n_rules], s) == 0) {
-			c->n_rules++;
-		}
-	}
-	return ctx->oom ? -ENOMEM : ret;
+	return cfg_str_list(ctx, v, &rules_spec, &c->rules, &c->n_rules);
 }
 
 #define DC struct sg_detect_config

@@ -412,40 +412,23 @@ static bool valid_url(const char *s)
 	return true;
 }
 
+static bool url_item_ok(const char *s, const void *arg)
+{
+	(void)arg;
+	return valid_url(s);
+}
+
+static const struct cfg_list_spec sources_spec = {
+	"a list of URLs", 0, url_item_ok, NULL, "expected an http:// or https:// URL",
+};
+
 static int pkg_sources(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		       const struct cfg_key *k)
 {
 	struct sg_policy *p = base;
-	char **urls;
-	size_t n = 0;
-	int ret = 0;
 
 	(void)k;
-	if (cy_need(ctx, v, CY_SEQ, "a list of URLs"))
-		return -EINVAL;
-	urls = calloc(v->n ? v->n : 1, sizeof(*urls));
-	if (!urls) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n && !ctx->oom; i++) {
-		const char *s;
-
-		if (cy_str(ctx, v->items[i], &s)) {
-			ret = -EINVAL;
-		} else if (!valid_url(s)) {
-			cfg_err(ctx, v->items[i], "expected an http:// or https:// URL");
-			ret = -EINVAL;
-		} else if (cfg_set_str(ctx, &urls[n], s) == 0) {
-			n++;
-		}
-	}
-	for (size_t i = 0; i < p->n_approved_sources; i++)
-		free(p->approved_sources[i]);
-	free(p->approved_sources);
-	p->approved_sources = urls;
-	p->n_approved_sources = n;
-	return ctx->oom ? -ENOMEM : ret;
+	return cfg_str_list(ctx, v, &sources_spec, &p->approved_sources, &p->n_approved_sources);
 }
 
 static const char *const unapproved_names[] = { "flag", "block", NULL };

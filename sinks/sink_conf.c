@@ -42,16 +42,12 @@ static void free_sink(struct sg_sink_config *s)
 	free(s->server_name);
 	free(s->cert_file);
 	free(s->key_file);
-	for (size_t i = 0; i < s->n_events; i++)
-		free(s->events[i]);
-	free(s->events);
+	cfg_str_list_free(s->events, s->n_events);
 }
 
 void cfg_invest_free(struct sg_invest_config *c)
 {
-	for (size_t i = 0; i < c->n_hold_sessions; i++)
-		free(c->hold_sessions[i]);
-	free(c->hold_sessions);
+	cfg_str_list_free(c->hold_sessions, c->n_hold_sessions);
 	c->hold_sessions = NULL;
 	c->n_hold_sessions = 0;
 	for (size_t i = 0; i < c->n_sinks; i++)
@@ -119,37 +115,24 @@ static bool filter_ok(const char *s)
 	return true;
 }
 
+static bool filter_item_ok(const char *s, const void *arg)
+{
+	(void)arg;
+	return filter_ok(s);
+}
+
+static const struct cfg_list_spec events_spec = {
+	"a list of event types", SG_SINK_FILTER_MAX, filter_item_ok, NULL,
+	"expected an event type such as net.dns or net.*",
+};
+
 static int key_events(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		      const struct cfg_key *k)
 {
 	struct sg_sink_config *s = base;
-	int ret = 0;
 
 	(void)k;
-	if (cy_need(ctx, v, CY_SEQ, "a list of event types"))
-		return -EINVAL;
-	if (v->n > SG_SINK_FILTER_MAX) {
-		cfg_err(ctx, v, "at most %d entries", SG_SINK_FILTER_MAX);
-		return -EINVAL;
-	}
-	s->events = calloc(v->n + 1, sizeof(*s->events));
-	if (!s->events) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n && !ctx->oom; i++) {
-		const char *e;
-
-		if (cy_str(ctx, v->items[i], &e)) {
-			ret = -EINVAL;
-		} else if (!filter_ok(e)) {
-			cfg_err(ctx, v->items[i], "expected an event type such as net.dns or net.*");
-			ret = -EINVAL;
-		} else if (cfg_set_str(ctx, &s->events[s->n_events], e) == 0) {
-			s->n_events++;
-		}
-	}
-	return ctx->oom ? -ENOMEM : ret;
+	return cfg_str_list(ctx, v, &events_spec, &s->events, &s->n_events);
 }
 
 static int key_url(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
@@ -311,27 +294,15 @@ int cfg_sinks(struct cfg_ctx *ctx, const struct cy_node *v, struct sg_invest_con
 	return ctx->oom ? -ENOMEM : ret;
 }
 
+static const struct cfg_list_spec holds_spec = { "a list of session ids", 0, NULL, NULL, NULL };
+
 static int key_holds(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 		     const struct cfg_key *k)
 {
 	struct sg_invest_config *c = base;
 
 	(void)k;
-	if (cy_need(ctx, v, CY_SEQ, "a list of session ids"))
-		return -EINVAL;
-	c->hold_sessions = calloc(v->n + 1, sizeof(*c->hold_sessions));
-	if (!c->hold_sessions) {
-		ctx->oom = true;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < v->n && !ctx->oom; i++) {
-		const char *s;
-
-		if (cy_str(ctx, v->items[i], &s) == 0 &&
-		    cfg_set_str(ctx, &c->hold_sessions[c->n_hold_sessions], s) == 0)
-			c->n_hold_sessions++;
-	}
-	return ctx->oom ? -ENOMEM : c->n_hold_sessions == v->n ? 0 : -EINVAL;
+	return cfg_str_list(ctx, v, &holds_spec, &c->hold_sessions, &c->n_hold_sessions);
 }
 
 #define RC struct sg_invest_config
