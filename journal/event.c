@@ -73,7 +73,7 @@ struct event_cache {
 static _Thread_local struct event_cache tcache;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct event *pool_head;
-static size_t pool_n;
+static size_t pool_n;                 /* written under pool_lock, read without it */
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static bool cache_key_ok;
@@ -97,7 +97,7 @@ static void cache_spill(size_t n)
 		if (pool_n < POOL_MAX) {
 			e->pool_next = pool_head;
 			pool_head = e;
-			pool_n++;
+			__atomic_store_n(&pool_n, pool_n + 1, __ATOMIC_RELAXED);
 		} else {
 			e->pool_next = drop;
 			drop = e;
@@ -149,7 +149,7 @@ static struct event *cache_get(void)
 		pthread_mutex_lock(&pool_lock);
 		while (tcache.n < CACHE_MOVE && (e = pool_head)) {
 			pool_head = e->pool_next;
-			pool_n--;
+			__atomic_store_n(&pool_n, pool_n - 1, __ATOMIC_RELAXED);
 			e->pool_next = tcache.head;
 			tcache.head = e;
 			tcache.n++;
