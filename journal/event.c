@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,23 +11,187 @@
 static event_submit_fn sink_submit;
 static void *sink_ctx;
 
+/*
+ * Recycled events. A producer thread builds events and the journal writer frees them:
+ * with malloc that is several allocations per event made on one thread and freed on
+ * another (glibc's per-thread caches never see them come back), a heap that grows and
+ * shrinks with every burst, and page faults on fresh memory. A freed event keeps its
+ * body buffer and goes to its thread's cache, and from there in batches to a shared
+ * pool that event_new draws from, so a busy journal reuses warm memory without a lock
+ * per event.
+ */
+#define CACHE_MAX 64          /* events a thread keeps for itself */
+#define CACHE_MOVE 32         /* moved to or from the shared pool under one lock */
+#define POOL_MAX 8192         /* beyond this, freed events go back to malloc */
+#define BODY_KEEP 4096        /* a body buffer larger than this is not kept */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define EVENT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EVENT_ASAN 1
+#endif
+#endif
+#ifdef EVENT_ASAN
+#include <sanitizer/asan_interface.h>
+#define FIELDS(e, from, to) ((char *)(e) + offsetof(struct event, from)), \
+	(offsetof(struct event, to) - offsetof(struct event, from))
+
+static void poison(void *p, size_t n, bool on)
+{
+	if (on)
+		ASAN_POISON_MEMORY_REGION(p, n);
+	else
+		ASAN_UNPOISON_MEMORY_REGION(p, n);
+}
+
+/*
+ * A pooled event stays poisoned, and so do its body's bytes: a use after free still
+ * trips ASan. The link and the body's pointer stay readable (LeakSanitizer follows them).
+ */
+static void pool_poison(struct event *e, bool on)
+{
+	poison(FIELDS(e, type, body), on);
+	poison(FIELDS(e, depth, pool_next), on);
+	poison(e->sid_inline, sizeof(e->sid_inline), on);
+	if (e->body.data)
+		poison(e->body.data, e->body.cap, on);
+}
+#define POOL_POISON(e) pool_poison((e), true)
+#define POOL_UNPOISON(e) pool_poison((e), false)
+#else
+#define POOL_POISON(e) ((void)(e))
+#define POOL_UNPOISON(e) ((void)(e))
+#endif
+
+struct event_cache {
+	struct event *head;
+	size_t n;
+	bool registered;              /* the key's destructor will drain it */
+};
+
+static _Thread_local struct event_cache tcache;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct event *pool_head;
+static size_t pool_n;                 /* written under pool_lock, read without it */
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static bool cache_key_ok;
+
+static void event_release(struct event *e)
+{
+	POOL_UNPOISON(e);
+	buf_free(&e->body);
+	free(e);
+}
+
+/* Moves up to n events from the thread's cache to the pool (or to malloc past POOL_MAX). */
+static void cache_spill(size_t n)
+{
+	struct event *e, *drop = NULL;
+
+	pthread_mutex_lock(&pool_lock);
+	while (n-- && (e = tcache.head)) {
+		tcache.head = e->pool_next;
+		tcache.n--;
+		if (pool_n < POOL_MAX) {
+			e->pool_next = pool_head;
+			pool_head = e;
+			__atomic_store_n(&pool_n, pool_n + 1, __ATOMIC_RELAXED);
+		} else {
+			e->pool_next = drop;
+			drop = e;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+	while ((e = drop)) {
+		drop = e->pool_next;
+		event_release(e);
+	}
+}
+
+static void cache_drain(void *unused)
+{
+	(void)unused;
+	cache_spill(SIZE_MAX);
+	tcache.registered = false;    /* a later free in this thread registers again */
+}
+
+static void cache_key_init(void)
+{
+	cache_key_ok = pthread_key_create(&cache_key, cache_drain) == 0;
+}
+
+/* Keeps e for reuse; an event the thread cannot cache (no key) is freed. */
+static void cache_put(struct event *e)
+{
+	if (!tcache.registered) {
+		if (pthread_once(&cache_once, cache_key_init) != 0 || !cache_key_ok ||
+		    pthread_setspecific(cache_key, &tcache) != 0) {
+			event_release(e);
+			return;
+		}
+		tcache.registered = true;
+	}
+	POOL_POISON(e);
+	e->pool_next = tcache.head;
+	tcache.head = e;
+	if (++tcache.n > CACHE_MAX)
+		cache_spill(CACHE_MOVE);
+}
+
+/* A recycled event (its body buffer kept, emptied), or a new zeroed one. */
+static struct event *cache_get(void)
+{
+	struct event *e;
+
+	if (!tcache.head && __atomic_load_n(&pool_n, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&pool_lock);
+		while (tcache.n < CACHE_MOVE && (e = pool_head)) {
+			pool_head = e->pool_next;
+			__atomic_store_n(&pool_n, pool_n - 1, __ATOMIC_RELAXED);
+			e->pool_next = tcache.head;
+			tcache.head = e;
+			tcache.n++;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	e = tcache.head;
+	if (!e)
+		return calloc(1, sizeof(*e));
+	tcache.head = e->pool_next;
+	tcache.n--;
+	POOL_UNPOISON(e);
+	e->pool_next = NULL;
+	buf_reset(&e->body);
+	e->depth = 0;
+	e->bad = false;
+	return e;
+}
+
 struct event *event_new(const char *type, const char *session_id, enum event_source src)
 {
-	struct event *e = calloc(1, sizeof(*e));
+	struct event *e = cache_get();
+	size_t n;
 
 	if (!e)
 		return NULL;
-	snprintf(e->type, sizeof(e->type), "%s", type);
+	n = strnlen(type, sizeof(e->type) - 1);
+	memcpy(e->type, type, n);
+	e->type[n] = '\0';
+	e->session_id = NULL;
 	if (session_id) {
-		e->session_id = strdup(session_id);
-		if (!e->session_id) {
-			free(e);
+		n = strlen(session_id);
+		if (n < sizeof(e->sid_inline)) {
+			memcpy(e->sid_inline, session_id, n + 1);
+			e->session_id = e->sid_inline;
+		} else if (!(e->session_id = strdup(session_id))) {
+			event_free(e);
 			return NULL;
 		}
 	}
 	e->source = src;
 	clock_gettime(CLOCK_REALTIME, &e->ts);
-	buf_init(&e->body);
 	return e;
 }
 
@@ -33,9 +199,12 @@ void event_free(struct event *e)
 {
 	if (!e)
 		return;
-	free(e->session_id);
-	buf_free(&e->body);
-	free(e);
+	if (e->session_id != e->sid_inline)
+		free(e->session_id);
+	e->session_id = NULL;
+	if (e->body.cap > BODY_KEEP || e->body.oom)
+		buf_free(&e->body);
+	cache_put(e);
 }
 
 void event_set_time(struct event *e, const struct timespec *wall)

@@ -32,6 +32,7 @@ enum event_source {
 
 #define EVENT_TYPE_MAX 48
 #define EVENT_MAX_DEPTH 16
+#define EVENT_SID_INLINE 65   /* a session id (64 bytes at most) needs no allocation */
 
 struct event {
 	char type[EVENT_TYPE_MAX];
@@ -42,6 +43,9 @@ struct event {
 	int depth;
 	bool need_comma[EVENT_MAX_DEPTH];
 	bool bad;                    /* a builder misuse (depth); emit refuses it */
+	/* Private to event.c: recycled events (the pool) and the usual session id's room. */
+	struct event *pool_next;
+	char sid_inline[EVENT_SID_INLINE];
 };
 
 /* Returns NULL only when out of memory. ts is set to now. */

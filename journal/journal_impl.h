@@ -78,6 +78,7 @@ struct journal {
 	struct buf out;                        /* encoded lines not yet written */
 	struct buf line;                       /* scratch for one line */
 	uint64_t last_cp_size;
+	uint64_t lines_unpublished;            /* not yet in stats.events_written */
 	uint64_t last_cp_ms, last_line_ms;
 	char *last_note;                       /* the newest checkpoint note (quoted by new segments) */
 	bool stalled;
@@ -153,6 +154,7 @@ void syncer_wait_idle(struct journal *j);
 /* writer.c */
 void *writer_main(void *arg);
 int writer_write_event(struct journal *j, struct event *e);
+void writer_publish_lines(struct journal *j);
 int writer_checkpoint(struct journal *j);
 int writer_emit_sandgate(struct journal *j, struct event *e);
 int writer_segment_head(struct journal *j, const char *type);

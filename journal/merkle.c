@@ -1,74 +1,34 @@
 /*
  * RFC 6962 hashing and the compact range (journal/merkle.h).
  *
- * Every journal line is hashed once by the writer and once by the verifier, so the
- * leaf hash keeps one digest context per thread instead of allocating one per call.
+ * Every journal line is hashed once by the writer and once by the verifier, about two
+ * digests per line (its leaf and, amortised, one interior node). OpenSSL 3.0's EVP
+ * allocates, wipes and frees a provider context on every EVP_DigestInit_ex, which cost
+ * more than the hashing of a short line; the low-level SHA256_* calls run the same
+ * compression code (SHA-NI where the CPU has it) on a context on the stack. They are
+ * marked deprecated in OpenSSL 3 but kept in every 3.x release.
  */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
 #include "journal/merkle.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
-/* Per-thread digest context, freed when its thread exits (the writer has its own). */
-static pthread_key_t ctx_key;
-static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
-static int ctx_key_ok;
-
-static void ctx_free(void *p)
-{
-	EVP_MD_CTX_free(p);
-}
-
-static void ctx_key_init(void)
-{
-	ctx_key_ok = pthread_key_create(&ctx_key, ctx_free) == 0;
-}
-
-/* This thread's context, or NULL when out of memory. */
-static EVP_MD_CTX *thread_ctx(void)
-{
-	EVP_MD_CTX *ctx;
-
-	if (pthread_once(&ctx_once, ctx_key_init) != 0 || !ctx_key_ok)
-		return NULL;
-	ctx = pthread_getspecific(ctx_key);
-	if (!ctx) {
-		ctx = EVP_MD_CTX_new();
-		if (ctx && pthread_setspecific(ctx_key, ctx) != 0) {
-			EVP_MD_CTX_free(ctx);
-			ctx = NULL;
-		}
-	}
-	return ctx;
-}
-
-/* The SHA-256 implementation, fetched once: an implicit fetch per digest is slow. */
-static const EVP_MD *sha256_md(void)
-{
-	static EVP_MD *md;
-
-	if (!md)
-		md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	return md ? md : EVP_sha256();
-}
+#include <openssl/sha.h>
 
 /*
- * Hashes prefix ‖ a ‖ b. On an allocation failure the output is all 0xff: callers
- * compare hashes, and such a value never matches a real one.
+ * Hashes prefix ‖ a ‖ b. On a failure (none is possible with these calls, but they
+ * return a status) the output is all 0xff: callers compare hashes, and such a value
+ * never matches a real one.
  */
 static void hash3(uint8_t prefix, const void *a, size_t alen, const void *b, size_t blen,
 		  uint8_t out[MERKLE_HASH_LEN])
 {
-	EVP_MD_CTX *ctx = thread_ctx();
-	unsigned int n = 0;
+	SHA256_CTX c;
 
-	if (!ctx || !EVP_DigestInit_ex(ctx, sha256_md(), NULL) ||
-	    !EVP_DigestUpdate(ctx, &prefix, 1) || !EVP_DigestUpdate(ctx, a, alen) ||
-	    (blen && !EVP_DigestUpdate(ctx, b, blen)) || !EVP_DigestFinal_ex(ctx, out, &n) ||
-	    n != MERKLE_HASH_LEN)
+	if (!SHA256_Init(&c) || !SHA256_Update(&c, &prefix, 1) || !SHA256_Update(&c, a, alen) ||
+	    (blen && !SHA256_Update(&c, b, blen)) || !SHA256_Final(out, &c))
 		memset(out, 0xff, MERKLE_HASH_LEN);
 }
 
@@ -112,9 +72,7 @@ void merkle_range_root(const struct merkle_range *r, uint8_t out[MERKLE_HASH_LEN
 	int i;
 
 	if (r->count == 0) {
-		unsigned int n = 0;
-
-		if (!EVP_Digest("", 0, out, &n, sha256_md(), NULL))
+		if (!SHA256((const unsigned char *)"", 0, out))
 			memset(out, 0xff, MERKLE_HASH_LEN);
 		return;
 	}

@@ -130,6 +130,8 @@ int journal_flush(struct journal *j)
 	j->seg_len += done;
 	pthread_mutex_lock(&j->stats_lock);
 	j->stats.bytes_written += done;
+	j->stats.events_written += j->lines_unpublished;
+	j->lines_unpublished = 0;
 	pthread_mutex_unlock(&j->stats_lock);
 	buf_reset(&j->out);
 	if (j->cfg.fsync == JOURNAL_FSYNC_ALWAYS && fdatasync(j->seg_fd) < 0)

@@ -2,6 +2,8 @@
 # bench/journal/run.sh [N] [RUNS]: journal append and verify speed, side by side with the
 # plain path (same lines, no chain, no hashes, no checkpoints, no fsync). Release build.
 # Prints medians of RUNS runs; the figures go in docs/bench-journal.md.
+# BASE=DIR (a release build dir of another tree, holding bench/bench_journal): each round
+# also runs that tree's bench right after this one's, and its medians are printed too.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-1000000}
@@ -14,12 +16,16 @@ trap 'rm -rf "$TMP"' EXIT
 
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
-for mode in journal plain; do
-	: >"$TMP/$mode.txt"
-	for ((r = 0; r < RUNS; r++)); do
-		rm -rf "$TMP/d"; mkdir -p "$TMP/d"
-		# taskset: producer, writer and syncer share one core, as the target says.
-		taskset -c 0 "$B/bench/bench_journal" "$mode" "$TMP/d" "$N" >>"$TMP/$mode.txt"
+: >"$TMP/journal.txt"; : >"$TMP/plain.txt"; : >"$TMP/base_journal.txt"; : >"$TMP/base_plain.txt"
+for ((r = 0; r < RUNS; r++)); do
+	for mode in journal plain; do
+		for tree in "" ${BASE:+base_}; do
+			bin="$B/bench/bench_journal"
+			[ -n "$tree" ] && bin="$BASE/bench/bench_journal"
+			rm -rf "$TMP/d"; mkdir -p "$TMP/d"
+			# taskset: producer, writer and syncer share one core, as the target says.
+			taskset -c 0 "$bin" "$mode" "$TMP/d" "$N" >>"$TMP/$tree$mode.txt"
+		done
 	done
 done
 # A journal to verify, written by the real writer.
@@ -40,9 +46,17 @@ j_bytes=$(awk '{print $6}' "$TMP/journal.txt" | median)
 j_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/journal.txt" | median)
 p_eps=$(awk '{print $4}' "$TMP/plain.txt" | median)
 p_us=$(awk '{print $5}' "$TMP/plain.txt" | median)
+p_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/plain.txt" | median)
 v_s=$(median <"$TMP/verify.txt")
 echo "events=$N runs=$RUNS (medians)"
 echo "journal: $j_eps events/s, $j_us us/event wall, $j_cpu us/event CPU (all threads), $j_bytes bytes/event"
-echo "plain:   $p_eps events/s, $p_us us/event"
+echo "plain:   $p_eps events/s, $p_us us/event, $p_cpu us/event CPU"
 echo "ratio journal/plain throughput: $(awk -v a="$j_eps" -v b="$p_eps" 'BEGIN{printf "%.2f", a/b}')"
+if [ -n "${BASE:-}" ]; then
+	b_eps=$(awk '{print $4}' "$TMP/base_journal.txt" | median)
+	b_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/base_journal.txt" | median)
+	bp_eps=$(awk '{print $4}' "$TMP/base_plain.txt" | median)
+	echo "base journal: $b_eps events/s, $b_cpu us/event CPU; base plain: $bp_eps events/s;" \
+		"ratio $(awk -v a="$b_eps" -v b="$bp_eps" 'BEGIN{printf "%.2f", a/b}')"
+fi
 echo "verify:  $lines lines in ${v_s}s = $(awk -v l="$lines" -v s="$v_s" 'BEGIN{printf "%.0f", l/s}') lines/s"

@@ -1,5 +1,6 @@
 /* The event builder: the body it produces, nulls, nesting, and misuse. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,6 +137,86 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * Freed events are recycled (event.c's pool): a reused one starts empty, with its own
+ * type, session and depth, whatever the previous one held; an over-long type is cut as
+ * before, and a session id longer than the inline room is kept whole.
+ */
+static void test_recycled_event_starts_clean(void **state)
+{
+	char long_sid[200], long_type[100];
+	struct event *e;
+	int i;
+
+	(void)state;
+	memset(long_sid, 'x', sizeof(long_sid) - 1);
+	long_sid[sizeof(long_sid) - 1] = '\0';
+	memset(long_type, 't', sizeof(long_type) - 1);
+	long_type[sizeof(long_type) - 1] = '\0';
+	for (i = 0; i < 200; i++) {
+		e = event_new("a.first", i % 2 ? long_sid : "sess-1", EVENT_SRC_KERNEL);
+		assert_non_null(e);
+		event_object_begin(e, "open");       /* left open: depth 1, bad on emit */
+		event_str(e, "k", "a long value that grows the body buffer a little");
+		event_free(e);
+	}
+	e = event_new(long_type, NULL, EVENT_SRC_GATEWAY);
+	assert_non_null(e);
+	assert_int_equal(strlen(e->type), EVENT_TYPE_MAX - 1);
+	assert_null(e->session_id);
+	assert_int_equal(e->body.len, 0);
+	assert_int_equal(e->depth, 0);
+	assert_false(e->bad);
+	event_free(e);
+	e = event_new("b.second", long_sid, EVENT_SRC_GATEWAY);
+	assert_string_equal(e->session_id, long_sid);
+	event_uint(e, "n", 1);
+	event_set_sink(capture, NULL);
+	assert_int_equal(event_emit(e), 0);
+	assert_string_equal(captured->type, "b.second");
+	assert_int_equal(captured->body.len, strlen(",\"n\":1"));
+	assert_memory_equal(captured->body.data, ",\"n\":1", captured->body.len);
+	event_free(captured);
+	captured = NULL;
+}
+
+#define HANDOFF 1000
+
+static void *free_all(void *arg)
+{
+	struct event **v = arg;
+
+	for (int i = 0; i < HANDOFF; i++)
+		event_free(v[i]);
+	return NULL;
+}
+
+/* Built on one thread, freed on another that then exits (as a producer and the writer):
+ * the events come back through the shared pool, usable and empty. */
+static void test_events_freed_on_another_thread(void **state)
+{
+	static struct event *v[HANDOFF];
+	pthread_t t;
+	int i;
+
+	(void)state;
+	for (i = 0; i < HANDOFF; i++) {
+		v[i] = event_new("a.made", "sess-1", EVENT_SRC_KERNEL);
+		assert_non_null(v[i]);
+		event_uint(v[i], "i", (uint64_t)i);
+	}
+	assert_int_equal(pthread_create(&t, NULL, free_all, v), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	for (i = 0; i < HANDOFF; i++) {
+		v[i] = event_new("b.again", NULL, EVENT_SRC_SANDGATE);
+		assert_non_null(v[i]);
+		assert_int_equal(v[i]->body.len, 0);
+		assert_null(v[i]->session_id);
+	}
+	for (i = 0; i < HANDOFF; i++)
+		event_free(v[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +226,8 @@ int main(void)
 		cmocka_unit_test(test_misuse_is_refused),
 		cmocka_unit_test(test_no_sink),
 		cmocka_unit_test(test_time_override),
+		cmocka_unit_test(test_recycled_event_starts_clean),
+		cmocka_unit_test(test_events_freed_on_another_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
