@@ -9,7 +9,7 @@
 #include "daemon/config.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 #include "gateway/gateway.h"
 #include "journal/event.h"
 

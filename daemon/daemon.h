@@ -48,7 +48,7 @@ struct daemon {
 	char session_prefix[256];    /* sessions' path inside the v2 hierarchy, "/sandgate" */
 	struct timespec started;
 	struct nft_handle *nft;      /* the installed ruleset, or NULL (gateway off) */
-	struct sessions *sessions;   /* the session registry (attribution/, daemon/sessions_glue.c) */
+	struct sessions *sessions;   /* the session registry (attribution/, sessions/sessions.c) */
 	struct gateway *gateway;     /* NFQUEUE workers, DNS, flows (gateway/, daemon/gateway_glue.c) */
 	struct audit *audit;         /* proc connector, fanotify (audit/, daemon/audit_glue.c) */
 	struct metrics *metrics;     /* the /metrics HTTP server (daemon/metrics_http.c), or NULL */
@@ -121,7 +121,7 @@ int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t 
  */
 int daemon_gateway_session_bind(struct daemon *d, uint32_t mark_id, const char *sid,
 				const char *cgroup, const char *policy);
-/* Terminates session sid (daemon/sessions_glue.c), actor null. 0, -ENOENT, -errno. */
+/* Terminates session sid (sessions/sessions.c), actor null. 0, -ENOENT, -errno. */
 int daemon_session_terminate(struct daemon *d, const char *sid, const char *reason);
 struct policy_set;
 struct config_errors;

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "daemon/daemon.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 #include "journal/event.h"
 
 #define SAMPLE_MS 1000

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define VERB_ARGS struct sessions *ss = ctx; struct session *s = NULL; struct actor a; \
 	int ret

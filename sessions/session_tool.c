@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define TOOL_TEXT_MAX (200 * 1024)
 

@@ -1,12 +1,12 @@
 /*
- * The resource limits watcher's state, shared by daemon/limits_watch.c (watches,
- * sampling, the kernel log) and daemon/limits_report.c (rate-bounded reports, OOM
+ * The resource limits watcher's state, shared by limits/limits_watch.c (watches,
+ * sampling, the kernel log) and limits/limits_report.c (rate-bounded reports, OOM
  * victims, resource.limit events). docs/limits.md.
  */
 #ifndef SANDGATE_DAEMON_LIMITS_INT_H
 #define SANDGATE_DAEMON_LIMITS_INT_H
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define LIMITS_VICTIMS 64          /* OOM kills remembered from the kernel log */
 #define LIMITS_VICTIM_TTL_MS 5000  /* a logged kill older than this matches no counter */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "attribution/cgmap.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 #include "nft/nft.h"
 
 static const char *const create_keys[] = {

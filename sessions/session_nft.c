@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 #include "nft/nft.h"
 
 uint32_t sess_nft_mark(uint32_t id)

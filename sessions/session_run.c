@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 static void emit_containment(struct event *e, const struct session *s, bool privileged)
 {

@@ -15,7 +15,7 @@
 
 #include "common/log.h"
 #include "attribution/cgmap.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 static void emit_adopt(const struct session *s, const char *outcome)
 {

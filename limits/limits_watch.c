@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "daemon/limits_int.h"
+#include "limits/limits_int.h"
 
 static struct lim_entry *find_entry(struct limits *L, const struct session *s, size_t *at)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "daemon/limits_int.h"
+#include "limits/limits_int.h"
 #include "nft/nft.h"
 
 struct lim_report {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define HOLDER_TIMEOUT_MS 5000
 #define HOLDER_KILL_MS 2000

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 void actor_from(struct actor *a, const struct control_peer *peer,
 		const struct control_request *req)

@@ -1,5 +1,5 @@
 /*
- * The daemon's side of sessions, shared by daemon/session_*.c and sessions_glue.c:
+ * The daemon's side of sessions, shared by sessions/session_*.c and sessions/sessions.c:
  * the registry, the cgroup host, the watches, and the transitions every path (control
  * verbs, kernel reports, timeouts) goes through so each is logged the same way.
  */
@@ -54,7 +54,7 @@ void event_actor(struct event *e, const struct actor *a);
 
 /* Wall clock in microseconds; monotonic in milliseconds. */
 
-/* ---- transitions (daemon/session_ops.c) ---------------------------------------------- */
+/* ---- transitions (sessions/session_ops.c) ---------------------------------------------- */
 
 /*
  * Kills s (any state but terminated), waits for its cgroup to empty and records the
@@ -71,7 +71,7 @@ void sess_save(struct sessions *ss, const struct session *s);
 int sess_watch(struct sessions *ss, struct session *s);
 void sess_unwatch(struct sessions *ss, struct session *s);
 
-/* ---- resource limits (daemon/limits_*.c, docs/limits.md) -------------------------- */
+/* ---- resource limits (limits/limits_*.c, docs/limits.md) -------------------------- */
 
 /* Starts the watcher (inotify, sample timer, /dev/kmsg) when limits.enabled. 0 or -errno. */
 int limits_init(struct sessions *ss);
@@ -88,7 +88,7 @@ void limits_unwatch(struct sessions *ss, struct session *s);
  */
 uint64_t limits_flush(struct sessions *ss, struct session *s);
 
-/* ---- nftables (daemon/session_nft.c) ---------------------------------------------- */
+/* ---- nftables (sessions/session_nft.c) ---------------------------------------------- */
 
 /* The 32-bit packet/ct mark of session mark id (tag | id). */
 uint32_t sess_nft_mark(uint32_t id);
@@ -96,7 +96,7 @@ uint32_t sess_nft_mark(uint32_t id);
 int sess_nft_add(struct sessions *ss, struct session *s);
 int sess_nft_del(struct sessions *ss, struct session *s);
 
-/* ---- containment (daemon/session_contain.c, contain/contain.h) --------------------- */
+/* ---- containment (sessions/session_contain.c, contain/contain.h) --------------------- */
 
 /* The capabilities s's contained commands keep. */
 uint64_t sess_keep(const struct session *s);
@@ -127,7 +127,7 @@ int arg_int(const json_t *args, const char *key, int64_t *out, char *err, size_t
 int arg_session(struct sessions *ss, const json_t *args, struct session **out, char *err,
 		size_t errlen);
 
-/* session.create (daemon/session_create.c), registered by session_verbs_register. */
+/* session.create (sessions/session_create.c), registered by session_verbs_register. */
 int verb_session_create(void *ctx, const struct control_peer *peer,
 			const struct control_request *req, json_t **result, char *err,
 			size_t errlen);
