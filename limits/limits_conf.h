@@ -2,8 +2,8 @@
  * The `limits:` section (limits/limits_conf.c; docs/config.md "limits"), read by the
  * resource limits watcher (limits/limits_watch.c).
  */
-#ifndef SANDGATE_DAEMON_LIMITS_CONF_H
-#define SANDGATE_DAEMON_LIMITS_CONF_H
+#ifndef SANDGATE_LIMITS_LIMITS_CONF_H
+#define SANDGATE_LIMITS_LIMITS_CONF_H
 
 #include <stdbool.h>
 #include <stdint.h>

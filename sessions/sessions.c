@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "attribution/cgmap.h"
+#include "common/loop.h"
 #include "sessions/session_int.h"
 
 static void emit_adopt(const struct session *s, const char *outcome)
@@ -148,9 +149,9 @@ static int open_watchers(struct sessions *ss)
 		return -errno;
 	if (timerfd_settime(ss->tfd, 0, &its, NULL) < 0)
 		return -errno;
-	ret = loop_add(ss->d->loop, ss->ifd, EPOLLIN, on_inotify, ss);
+	ret = loop_add(ss->loop, ss->ifd, EPOLLIN, on_inotify, ss);
 	if (ret == 0)
-		ret = loop_add(ss->d->loop, ss->tfd, EPOLLIN, on_tick, ss);
+		ret = loop_add(ss->loop, ss->tfd, EPOLLIN, on_tick, ss);
 	return ret;
 }
 
@@ -168,21 +169,45 @@ static int load_and_adopt(struct sessions *ss)
 	return 0;
 }
 
-int daemon_sessions_init(struct daemon *d)
+/* The limits watcher's disk_quota kill: the daemon ends the session, no actor. */
+static int limits_terminate(void *ctx, struct session *s, const char *reason, char *err,
+			    size_t errlen)
+{
+	return sess_terminate(ctx, s, reason, NULL, EVENT_SRC_SANDGATE, err, errlen);
+}
+
+static int start_limits(struct sessions *ss)
+{
+	const struct limits_hooks lh = { .ctx = ss, .terminate = limits_terminate };
+	int ret = limits_new(&ss->limits, ss->conf.limits, ss->loop, &ss->cg, &lh);
+
+	if (ret < 0) {
+		/* Sessions still work without it; their limits still apply, unreported. */
+		log_errno(ret, "resource limits watcher not started");
+		limits_free(ss->limits);
+		ss->limits = NULL;
+	}
+	return 0;
+}
+
+int sessions_open(struct sessions **out, const struct sessions_conf *conf, struct loop *loop,
+		  const struct session_hooks *hooks)
 {
 	struct sessions *ss = calloc(1, sizeof(*ss));
 	char dir[512];
 	int ret;
 
+	*out = NULL;
 	if (!ss)
 		return -ENOMEM;
-	ss->d = d;
+	ss->conf = *conf;
+	ss->loop = loop;
+	ss->hooks = *hooks;
 	ss->ifd = ss->tfd = -1;
-	d->sessions = ss;
-	snprintf(dir, sizeof(dir), "%s/sessions", d->cfg->state_dir);
-	snprintf(ss->detail_dir, sizeof(ss->detail_dir), "%s/detail", d->cfg->state_dir);
-	snprintf(ss->snapshot_dir, sizeof(ss->snapshot_dir), "%s/snapshots", d->cfg->state_dir);
-	ret = cg_host_detect(&ss->cg, d->cgroup_root);
+	snprintf(dir, sizeof(dir), "%s/sessions", conf->state_dir);
+	snprintf(ss->detail_dir, sizeof(ss->detail_dir), "%s/detail", conf->state_dir);
+	snprintf(ss->snapshot_dir, sizeof(ss->snapshot_dir), "%s/snapshots", conf->state_dir);
+	ret = cg_host_detect(&ss->cg, conf->cgroup_root);
 	if (ret == 0)
 		cgmap_activate(ss->cg.v2root);
 	if (ret == 0)
@@ -191,12 +216,8 @@ int daemon_sessions_init(struct daemon *d)
 		ret = pidcache_new(&ss->pids, 4096);
 	if (ret == 0)
 		ret = open_watchers(ss);
-	if (ret == 0 && (ret = limits_init(ss)) < 0) {
-		/* Sessions still work without it; their limits still apply, unreported. */
-		log_errno(ret, "resource limits watcher not started");
-		limits_fini(ss);
-		ret = 0;
-	}
+	if (ret == 0)
+		ret = start_limits(ss);
 	if (ret == 0)
 		ret = load_and_adopt(ss);
 	if (ret == 0)
@@ -205,36 +226,61 @@ int daemon_sessions_init(struct daemon *d)
 		ret = session_run_verbs_register(ss);
 	if (ret == 0)
 		ret = session_tool_verbs_register(ss);
-	if (ret == 0)
-		ret = sess_contain_init(ss);
-	return ret;
+	if (ret) {
+		sessions_close(ss);
+		return ret;
+	}
+	*out = ss;
+	return 0;
 }
 
-void daemon_sessions_fini(struct daemon *d)
+void sessions_close(struct sessions *ss)
 {
-	struct sessions *ss = d->sessions;
-
 	if (!ss)
 		return;
 	/* Sessions live on: their files stay, the next daemon adopts them. */
-	limits_fini(ss);
+	limits_free(ss->limits);
 	if (ss->ifd >= 0) {
-		loop_del(d->loop, ss->ifd);
+		loop_del(ss->loop, ss->ifd);
 		close(ss->ifd);
 	}
 	if (ss->tfd >= 0) {
-		loop_del(d->loop, ss->tfd);
+		loop_del(ss->loop, ss->tfd);
 		close(ss->tfd);
 	}
 	sessions_free(ss->reg);
 	pidcache_free(ss->pids);
 	free(ss);
-	d->sessions = NULL;
 }
 
-int daemon_session_terminate(struct daemon *d, const char *sid, const char *reason)
+void sessions_configure(struct sessions *ss, const struct sessions_conf *conf)
 {
-	struct sessions *ss = d->sessions;
+	if (!ss)
+		return;
+	ss->conf = *conf;
+	limits_configure(ss->limits, conf->limits);
+}
+
+void sessions_set_nft(struct sessions *ss, struct nft_handle *h)
+{
+	if (!ss)
+		return;
+	ss->nft = h;
+	limits_set_nft(ss->limits, h);
+}
+
+struct session_reg *sessions_registry(const struct sessions *ss)
+{
+	return ss ? ss->reg : NULL;
+}
+
+int sessions_pids(struct sessions *ss, const struct session *s, pid_t **pids, size_t *n)
+{
+	return cg_pids(&ss->cg, s->cgroup, pids, n);
+}
+
+int sessions_terminate_id(struct sessions *ss, const char *sid, const char *reason)
+{
 	struct session *s;
 	char err[256];
 	int ret;

@@ -1,4 +1,4 @@
-#include "daemon/loop.h"
+#include "common/loop.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -4,8 +4,8 @@
  * work batched once per iteration. Signals and timers come in as fds (signalfd,
  * timerfd), so the loop has one kind of event.
  */
-#ifndef SANDGATE_DAEMON_LOOP_H
-#define SANDGATE_DAEMON_LOOP_H
+#ifndef SANDGATE_COMMON_LOOP_H
+#define SANDGATE_COMMON_LOOP_H
 
 #include <stdint.h>
 
