@@ -4,7 +4,7 @@
  * each session carries in nftables, the pid -> session cache, the pause snapshot behind
  * changed_while_paused, and the redaction and detail store of tool invocations.
  *
- * Everything here returns 0 or -errno and never logs; the daemon (daemon/session_*.c)
+ * Everything here returns 0 or -errno and never logs; the daemon (sessions/session_*.c)
  * logs and emits events. Parsers of kernel files take bytes and do no I/O (fuzzed in
  * tests/fuzz/). Layout and lifecycle: docs/sessions.md.
  */

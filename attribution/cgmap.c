@@ -151,3 +151,43 @@ int cgmap_overlap(const char *path, char *sid, size_t sidlen)
 	pthread_rwlock_unlock(&lock);
 	return ret;
 }
+
+/* A cgroup a session adopted (a container's scope), whatever its name (cgmap.h). */
+static bool in_adopted(const char *p, size_t plen)
+{
+	char path[4096], sid[80];
+
+	if (plen == 0 || plen >= sizeof(path))
+		return plen != 0;        /* a path too long to check: refuse */
+	memcpy(path, p, plen);
+	path[plen] = '\0';
+	return cgmap_resolve(path, sid, sizeof(sid)) == 0;
+}
+
+/*
+ * /proc/PID/cgroup has "0::/path" for the v2 hierarchy. A session's processes sit at
+ * or below session_prefix ("/sandgate" must not match "/sandgate-other"), or in a
+ * cgroup a session adopted.
+ */
+int cgmap_proc_in_session(const char *proc_cgroup, size_t len, const char *session_prefix)
+{
+	size_t plen = strlen(session_prefix), i = 0;
+
+	while (i < len) {
+		const char *line = proc_cgroup + i, *nl = memchr(line, '\n', len - i);
+		size_t llen = nl ? (size_t)(nl - line) : len - i;
+
+		if (llen >= 3 && memcmp(line, "0::", 3) == 0) {
+			const char *p = line + 3;
+			size_t pn = llen - 3;
+
+			if (pn >= plen && memcmp(p, session_prefix, plen) == 0 &&
+			    (pn == plen || p[plen] == '/'))
+				return -EACCES;
+			if (in_adopted(p, pn))
+				return -EACCES;
+		}
+		i += llen + 1;
+	}
+	return 0;
+}

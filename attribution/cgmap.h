@@ -32,4 +32,11 @@ int cgmap_resolve(const char *path, char *sid, size_t sidlen);
 /* The session whose cgroup is path, or an ancestor or descendant of it ("" none). */
 int cgmap_overlap(const char *path, char *sid, size_t sidlen);
 
+/*
+ * Whether /proc/PID/cgroup bytes (untrusted) put the process in a session: its v2 path
+ * ("0::/path") at or below session_prefix ("/sandgate", not "/sandgate-other"), or in a
+ * cgroup a session adopted. -EACCES when it is, else 0.
+ */
+int cgmap_proc_in_session(const char *proc_cgroup, size_t len, const char *session_prefix);
+
 #endif

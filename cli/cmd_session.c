@@ -1,6 +1,6 @@
 /*
  * sandgate session create|start|pause|resume|terminate|cleanup|list|show: each is one
- * control request (daemon/session_verbs.c); the result is printed as one JSON line.
+ * control request (sessions/session_verbs.c); the result is printed as one JSON line.
  */
 #include <errno.h>
 #include <getopt.h>

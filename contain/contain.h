@@ -101,7 +101,7 @@ int contain_drop_self(uint64_t keep);
  */
 int contain_userns_block(void);
 
-/* ---- the daemon's side (daemon/session_run.c) ------------------------------------ */
+/* ---- the daemon's side (sessions/session_run.c) ------------------------------------ */
 
 /* Where the holder finds what it mounts and what it hides. Strings are borrowed. */
 struct contain_setup {

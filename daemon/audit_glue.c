@@ -9,7 +9,8 @@
 #include "daemon/config.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
-#include "daemon/session_int.h"
+#include "attribution/attribution.h"
+#include "sessions/sessions.h"
 #include "gateway/gateway.h"
 #include "journal/event.h"
 
@@ -29,17 +30,17 @@ static void pkg_policy(struct daemon *d, const struct session *s)
 
 static void seed_sessions(struct daemon *d)
 {
-	struct sessions *ss = d->sessions;
+	struct session_reg *reg = sessions_registry(d->sessions);
 
-	for (size_t i = 0; ss && i < sessions_count(ss->reg); i++) {
-		struct session *s = sessions_at(ss->reg, i);
+	for (size_t i = 0; reg && i < sessions_count(reg); i++) {
+		struct session *s = sessions_at(reg, i);
 		pid_t *pids = NULL;
 		size_t n = 0;
 
 		if (s->state == SESSION_TERMINATED)
 			continue;
 		pkg_policy(d, s);
-		if (cg_pids(&ss->cg, s->cgroup, &pids, &n) != 0)
+		if (sessions_pids(d->sessions, s, &pids, &n) != 0)
 			continue;
 		for (size_t k = 0; k < n; k++)
 			(void)audit_seed(d->audit, pids[k], s->id);   /* gone meanwhile: fine */
@@ -138,7 +139,7 @@ void daemon_audit_attached(struct daemon *d, pid_t pid, const char *sid)
 	if (ret)
 		log_errno(ret, "audit: tracking attached pid %d", (int)pid);
 	/* Each attach refreshes it: a reload may have changed the policy. */
-	s = d->sessions ? sessions_find(d->sessions->reg, sid) : NULL;
+	s = d->sessions ? sessions_find(sessions_registry(d->sessions), sid) : NULL;
 	if (s)
 		pkg_policy(d, s);
 	if (s && s->workdir)

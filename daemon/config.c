@@ -2,7 +2,7 @@
  * Config loading: composes the whole file from the parts' sections. Here: the embedded
  * defaults, the top-level, cgroup and journal keys, and the all-or-nothing load. Every
  * other section is read by its part into its own struct (gateway/gateway_conf.c,
- * policy/policy_conf.c, audit/audit_conf.c, daemon/limits_conf.c, sinks/sink_conf.c,
+ * policy/policy_conf.c, audit/audit_conf.c, limits/limits_conf.c, sinks/sink_conf.c,
  * detect/detect_conf.c); the YAML tree, typed readers and error list are conf/'s.
  */
 #include "daemon/config.h"

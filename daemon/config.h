@@ -17,7 +17,7 @@
 #include "conf/addr.h"
 #include "conf/errors.h"
 #include "audit/audit_conf.h"
-#include "daemon/limits_conf.h"
+#include "limits/limits_conf.h"
 #include "detect/detect_conf.h"
 #include "gateway/gateway_conf.h"
 #include "sinks/sink_conf.h"
@@ -65,7 +65,7 @@ struct sg_config {
 	struct sg_journal_config journal;
 	struct sg_gateway_config gateway; /* gateway: (gateway/gateway_conf.c) */
 	struct sg_audit_config audit;     /* audit: (audit/audit_conf.c) */
-	struct sg_limits_config limits;   /* limits: (daemon/limits_conf.c) */
+	struct sg_limits_config limits;   /* limits: (limits/limits_conf.c) */
 	struct sg_invest_config invest;   /* index:, retention:, sinks: (sinks/sink_conf.c) */
 	struct sg_detect_config detect;   /* detection: (detect/detect_conf.c) */
 	struct sg_policy *policies;   /* always holds one named "default" */

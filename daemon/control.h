@@ -17,26 +17,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/control_verb.h"   /* control_peer, control_request, control_verb_fn */
 #include "common/loop.h"
 
 #define CONTROL_LINE_MAX (256 * 1024)
-#define CONTROL_VERB_MAX 64
 #define CONTROL_ACTOR_MAX 256
-
-/* Who is asking: from SO_PEERCRED at accept, plus the request's optional actor. */
-struct control_peer {
-	uid_t uid;
-	gid_t gid;
-	pid_t pid;
-	int fd;                       /* the connection (for passing fds, e.g. `run`) */
-};
-
-struct control_request {
-	char verb[CONTROL_VERB_MAX];
-	json_t *args;                 /* an object (empty when absent); borrowed */
-	const char *actor;            /* NULL when absent */
-	json_t *root;                 /* owned */
-};
 
 /*
  * Parses one request line (untrusted bytes). Returns 0 and fills req (free with
@@ -45,15 +30,6 @@ struct control_request {
 int control_parse_request(const char *line, size_t len, struct control_request *req,
 			  char *err, size_t errlen);
 void control_request_free(struct control_request *req);
-
-/*
- * A verb handler. Returns 0 with *result set (a new reference; NULL means {}), or
- * -errno with a message in err for the caller. Handlers must leave state unchanged
- * when they fail.
- */
-typedef int (*control_verb_fn)(void *ctx, const struct control_peer *peer,
-			       const struct control_request *req, json_t **result,
-			       char *err, size_t errlen);
 
 struct control;
 
@@ -70,9 +46,9 @@ int control_register(struct control *c, const char *verb, control_verb_fn fn, vo
 
 /*
  * A further test of every peer besides uid/group and the session cgroup (the sessions'
- * PID namespaces and fork trees): a negative return refuses the peer, with why logged.
+ * PID namespaces and fork trees; control_peer_fn): a negative return refuses the peer,
+ * with why logged.
  */
-typedef int (*control_peer_fn)(void *ctx, pid_t pid, char *why, size_t len);
 void control_set_peer_check(struct control *c, control_peer_fn fn, void *ctx);
 /* Closes every connection and the listener, unlinks the socket path. */
 void control_close(struct control *c);

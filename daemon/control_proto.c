@@ -79,44 +79,11 @@ void control_request_free(struct control_request *req)
 	memset(req, 0, sizeof(*req));
 }
 
-/* A cgroup a session adopted (a container's scope), whatever its name (cgmap.h). */
-static bool in_adopted(const char *p, size_t n)
-{
-	char path[4096], sid[80];
-
-	if (n == 0 || n >= sizeof(path))
-		return n != 0;           /* a path too long to check: refuse */
-	memcpy(path, p, n);
-	path[n] = '\0';
-	return cgmap_resolve(path, sid, sizeof(sid)) == 0;
-}
-
-/*
- * /proc/PID/cgroup has "0::/path" for the v2 hierarchy. A session's processes sit at
- * or below session_prefix ("/sandgate" must not match "/sandgate-other"), or in a
- * cgroup a session adopted.
- */
+/* The session test moved to attribution (cgmap_proc_in_session): the sessions' peer
+ * check uses it on a peer's ancestors. */
 int control_peer_in_session(const char *proc_cgroup, size_t len, const char *session_prefix)
 {
-	size_t plen = strlen(session_prefix), i = 0;
-
-	while (i < len) {
-		const char *line = proc_cgroup + i, *nl = memchr(line, '\n', len - i);
-		size_t llen = nl ? (size_t)(nl - line) : len - i;
-
-		if (llen >= 3 && memcmp(line, "0::", 3) == 0) {
-			const char *p = line + 3;
-			size_t n = llen - 3;
-
-			if (n >= plen && memcmp(p, session_prefix, plen) == 0 &&
-			    (n == plen || p[plen] == '/'))
-				return -EACCES;
-			if (in_adopted(p, n))
-				return -EACCES;
-		}
-		i += llen + 1;
-	}
-	return 0;
+	return cgmap_proc_in_session(proc_cgroup, len, session_prefix);
 }
 
 const char *control_error_code(int neg_errno)

@@ -260,6 +260,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	replace_str(&fresh->host, d->cfg->host);
 	retire(d, d->cfg);
 	d->cfg = fresh;
+	daemon_sessions_configure(d);
 	log_set_level((enum log_level)fresh->log_level);
 	detect_reload(d);   /* the rules files the new config names; refusal is recorded */
 	return 0;

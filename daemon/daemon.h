@@ -48,7 +48,7 @@ struct daemon {
 	char session_prefix[256];    /* sessions' path inside the v2 hierarchy, "/sandgate" */
 	struct timespec started;
 	struct nft_handle *nft;      /* the installed ruleset, or NULL (gateway off) */
-	struct sessions *sessions;   /* the session registry (attribution/, daemon/sessions_glue.c) */
+	struct sessions *sessions;   /* sessions (sessions/sessions.h, daemon/sessions_glue.c) */
 	struct gateway *gateway;     /* NFQUEUE workers, DNS, flows (gateway/, daemon/gateway_glue.c) */
 	struct audit *audit;         /* proc connector, fanotify (audit/, daemon/audit_glue.c) */
 	struct metrics *metrics;     /* the /metrics HTTP server (daemon/metrics_http.c), or NULL */
@@ -90,11 +90,14 @@ int daemon_load_config(const struct daemon_opts *opts, struct sg_config **out);
 int daemon_host_resolvers(struct sg_config *c);
 
 /*
- * Sessions: load the registry from the state dir, adopt live sessions, register the
- * session/run/tool verbs. fini persists and frees. Returns 0 or -errno (logged by caller).
+ * Sessions (sessions/sessions.h, daemon/sessions_glue.c): opens the part with the
+ * config in force and the hooks to the gateway, the audit and the control socket.
+ * fini frees (the sessions live on). Returns 0 or -errno (logged by caller).
  */
 int daemon_sessions_init(struct daemon *d);
 void daemon_sessions_fini(struct daemon *d);
+/* After a reload replaced d->cfg: the sessions read the new one. */
+void daemon_sessions_configure(struct daemon *d);
 
 /*
  * The gateway: installs the nft ruleset (d->nft) in the configured namespace and starts
@@ -110,9 +113,6 @@ void daemon_gateway_fini(struct daemon *d);
  * packets go unclassified. After daemon_sessions_init; no-op when the gateway is off.
  */
 int daemon_gateway_install(struct daemon *d);
-/* The nft elements of the sessions that want them (calloc'd array, caller frees). */
-struct nft_session;
-int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t *n);
 /*
  * Tells the packet path that session mark id (1..0xFFFFF, attribution's s->mark) is
  * session sid with v2 cgroup cgroup (relative to the mount, "/sandgate/s1"); call before
@@ -121,8 +121,6 @@ int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t 
  */
 int daemon_gateway_session_bind(struct daemon *d, uint32_t mark_id, const char *sid,
 				const char *cgroup, const char *policy);
-/* Terminates session sid (daemon/sessions_glue.c), actor null. 0, -ENOENT, -errno. */
-int daemon_session_terminate(struct daemon *d, const char *sid, const char *reason);
 struct policy_set;
 struct config_errors;
 /* The compiled policies of c and its DoH list (daemon/gateway_glue.c). 0 or -errno. */

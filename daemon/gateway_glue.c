@@ -1,7 +1,7 @@
 /*
  * The gateway in the daemon: with gateway.enabled, start the packet path (conntrack
  * thread, one worker bound to each queue); the sessions then bind their marks
- * (daemon_sessions_init → daemon_gateway_session_bind); then the ruleset goes in with
+ * (daemon_sessions_init → sessions/ → the bind hook → daemon_gateway_session_bind); then the ruleset goes in with
  * every session's elements in one batch (daemon_gateway_install), so no queue is ever
  * without its reader and no session packet is ever unclassified while the daemon runs. At stop the threads end and the ruleset
  * stays: session traffic is dropped until the next daemon binds the queues (fail closed).
@@ -21,6 +21,7 @@
 #include "journal/event.h"
 #include "nft/nft.h"
 #include "policy/policy.h"
+#include "sessions/sessions.h"
 
 
 static void nft_opts(const struct sg_config *c, struct nft_options *o)
@@ -117,7 +118,7 @@ int daemon_gateway_install(struct daemon *d)
 	if (!d->gateway)
 		return 0;
 	nft_opts(d->cfg, &o);
-	ret = daemon_sessions_nft_list(d, &sessions, &n);
+	ret = sessions_nft_list(d->sessions, &sessions, &n);
 	if (ret == 0)
 		ret = nft_open(&o, &h);
 	if (ret == 0)
@@ -129,6 +130,7 @@ int daemon_gateway_install(struct daemon *d)
 		return ret;
 	}
 	d->nft = h;
+	sessions_set_nft(d->sessions, h);   /* sessions add and remove their elements in it */
 	emit_start(&o, nft_installed_qimpl(h));
 	log_info("gateway: ruleset installed in %s (queues %u..%u, %s, %s)",
 		 o.netns ? o.netns : "the daemon's namespace", o.queue_base,
@@ -152,7 +154,7 @@ static void on_violation(struct loop *l, int fd, uint32_t events, void *ctx)
 	(void)events;
 	while (d->gateway && gateway_take_violation(d->gateway, sid, sizeof(sid)) == 0) {
 		log_info("session %s: terminated for a policy violation", sid);
-		(void)daemon_session_terminate(d, sid, "policy_violation");
+		(void)sessions_terminate_id(d->sessions, sid, "policy_violation");
 	}
 }
 
@@ -205,6 +207,7 @@ void daemon_gateway_fini(struct daemon *d)
 	gateway_free(d->gateway);
 	d->gateway = NULL;
 	/* The table stays installed: without the daemon session traffic is dropped. */
+	sessions_set_nft(d->sessions, NULL);
 	nft_close(d->nft);
 	d->nft = NULL;
 }

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "daemon/daemon.h"
-#include "daemon/session_int.h"
+#include "sessions/sessions.h"
 #include "journal/event.h"
 
 #define SAMPLE_MS 1000
@@ -105,14 +105,15 @@ static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
 {
 	struct daemon *d = ctx;
 	struct daemon_health *h = &d->health;
+	struct session_reg *reg = sessions_registry(d->sessions);
 	uint64_t exp, by_state[4] = { 0 };
 
 	(void)l;
 	(void)events;
 	if (read(fd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
-	for (size_t i = 0; d->sessions && i < sessions_count(d->sessions->reg); i++) {
-		const struct session *s = sessions_at(d->sessions->reg, i);
+	for (size_t i = 0; reg && i < sessions_count(reg); i++) {
+		const struct session *s = sessions_at(reg, i);
 
 		if ((unsigned)s->state < 4)
 			by_state[s->state]++;

@@ -1,253 +1,89 @@
 /*
- * Sessions in the daemon: load the registry, adopt the sessions that outlived the
- * previous run (same marks, same cgroups), register the verbs, and watch the kernel:
- * inotify on each cgroup.events for "populated 0", a 100 ms timer for timeouts and
- * for the short grace that lets `sandgate run` report an exit status first.
+ * Sessions in the daemon: opens the part (sessions/sessions.h) with the config in force
+ * and the hooks through which it tells the gateway (mark bind, unbind) and the audit
+ * (attaches) about its sessions and registers its verbs on the control socket; installs
+ * its peer test on the socket. The part itself includes nothing of daemon/.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/inotify.h>
-#include <sys/timerfd.h>
-#include <unistd.h>
 
-#include "common/log.h"
-#include "attribution/cgmap.h"
-#include "daemon/session_int.h"
+#include "daemon/daemon.h"
+#include "sessions/sessions.h"
 
-static void emit_adopt(const struct session *s, const char *outcome)
+static int hook_bind(void *ctx, uint32_t mark_id, const char *sid, const char *cgroup,
+		     const char *policy, int64_t created_us)
 {
-	struct event *e = event_new("session.adopt", s->id, EVENT_SRC_SANDGATE);
+	struct daemon *d = ctx;
+	int ret = daemon_gateway_session_bind(d, mark_id, sid, cgroup, policy);
 
-	if (!e)
-		return;
-	event_str(e, "outcome", outcome);
-	event_str(e, "state", session_state_name(s->state));
-	event_uint(e, "mark", sess_nft_mark(s->mark));
-	event_str(e, "cgroup", s->cgroup);
-	event_uint(e, "cgroup_id", s->cgroup_id);
-	event_null(e, "actor");
-	event_emit(e);
-}
-
-/* Its cgroup vanished while we were down: ended, for a reason nobody observed. */
-static int set_lost(struct session *s)
-{
-	char *r = strdup("unknown");
-
-	if (!r)
-		return -ENOMEM;
-	free(s->end_reason);
-	s->end_reason = r;
-	s->state = SESSION_TERMINATED;
-	s->ended_us = time_wall_us();
-	return 0;
-}
-
-/* One session from the registry file: is its cgroup the one we made? */
-static void adopt(struct sessions *ss, struct session *s)
-{
-	uint64_t id = 0;
-	bool frozen = false;
-	int ret;
-
-	ret = cg_id(&ss->cg, s->cgroup, &id);
-	if (ret < 0 || id != s->cgroup_id) {
-		/* Gone (or replaced) while we were down: nothing of it to attribute. */
-		if (s->state != SESSION_TERMINATED && set_lost(s) == 0)
-			sess_save(ss, s);
-		emit_adopt(s, "cgroup_lost");
-		return;
-	}
-	if (sess_watch(ss, s) < 0 || sess_nft_add(ss, s) < 0)
-		log_warnx("session %s: not fully re-registered after restart", s->id);
-	cg_oom_kills(&ss->cg, s->cgroup, s->v1_mask, &s->oom_base);
-	cg_events(&ss->cg, s->cgroup, &s->populated, &frozen);
-	sess_holder_adopt(ss, s);
-	emit_adopt(s, "adopted");
-	/* Its processes ended while we were down: the kernel's answer stands. */
-	if (s->state == SESSION_RUNNING && !s->populated && s->started_us &&
-	    s->attached && s->end_when_empty)
-		sess_end_observed(ss, s);
-}
-
-static void on_wd(int wd, void *ctx)
-{
-	struct sessions *ss = ctx;
-	struct session *s = sessions_find_wd(ss->reg, wd);
-	bool populated, frozen;
-
-	if (!s || s->state != SESSION_RUNNING ||
-	    cg_events(&ss->cg, s->cgroup, &populated, &frozen) < 0)
-		return;
-	if (populated) {
-		s->populated = true;
-		s->end_due_ms = 0;
-	} else if (!s->end_when_empty) {
-		s->populated = false;        /* the orchestrator ends it, not its emptiness */
-	} else if (s->populated && !s->end_due_ms) {
-		s->end_due_ms = time_mono_ms() + SESSION_END_GRACE_MS;
-	}
-}
-
-static void on_inotify(struct loop *l, int fd, uint32_t events, void *ctx)
-{
-	(void)l;
-	(void)events;
-	loop_inotify_drain(fd, on_wd, ctx);
-}
-
-static void tick_one(struct sessions *ss, struct session *s, int64_t ms, int64_t us)
-{
-	bool populated = true, frozen;
-	char err[256];
-
-	if (s->state == SESSION_TERMINATED)
-		return;
-	if (s->lim.timeout_s > 0 && s->started_us &&
-	    us - s->started_us >= s->lim.timeout_s * 1000000) {
-		if (sess_terminate(ss, s, "timeout", NULL, EVENT_SRC_SANDGATE, err, sizeof(err)))
-			log_warnx("%s", err);
-		return;
-	}
-	if (s->end_due_ms && ms >= s->end_due_ms) {
-		s->end_due_ms = 0;
-		if (cg_events(&ss->cg, s->cgroup, &populated, &frozen) == 0 && !populated)
-			sess_end_observed(ss, s);
-	}
-}
-
-static void on_tick(struct loop *l, int fd, uint32_t events, void *ctx)
-{
-	struct sessions *ss = ctx;
-	int64_t ms = time_mono_ms(), us = time_wall_us();
-	uint64_t expirations;
-	size_t i;
-
-	(void)l;
-	(void)events;
-	if (read(fd, &expirations, sizeof(expirations)) != sizeof(expirations))
-		return;
-	for (i = 0; i < sessions_count(ss->reg); i++)
-		tick_one(ss, sessions_at(ss->reg, i), ms, us);
-}
-
-static int open_watchers(struct sessions *ss)
-{
-	struct itimerspec its = {
-		.it_interval = { 0, SESSION_TICK_MS * 1000000L },
-		.it_value = { 0, SESSION_TICK_MS * 1000000L },
-	};
-	int ret;
-
-	ss->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	ss->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (ss->ifd < 0 || ss->tfd < 0)
-		return -errno;
-	if (timerfd_settime(ss->tfd, 0, &its, NULL) < 0)
-		return -errno;
-	ret = loop_add(ss->d->loop, ss->ifd, EPOLLIN, on_inotify, ss);
 	if (ret == 0)
-		ret = loop_add(ss->d->loop, ss->tfd, EPOLLIN, on_tick, ss);
+		daemon_gateway_session_since(d, mark_id, created_us);
 	return ret;
 }
 
-static int load_and_adopt(struct sessions *ss)
+static void hook_unbind(void *ctx, uint32_t mark_id)
 {
-	size_t i, bad = 0;
-	int ret = sessions_load(ss->reg, &bad);
+	daemon_gateway_session_unbind(ctx, mark_id);
+}
 
-	if (ret)
-		return ret;
-	if (bad)
-		log_warnx("%zu unreadable session files set aside as *.bad", bad);
-	for (i = 0; i < sessions_count(ss->reg); i++)
-		adopt(ss, sessions_at(ss->reg, i));
-	return 0;
+static void hook_attached(void *ctx, pid_t pid, const char *sid)
+{
+	daemon_audit_attached(ctx, pid, sid);
+}
+
+static int hook_add_verb(void *ctx, const char *verb, control_verb_fn fn, void *fn_ctx)
+{
+	struct daemon *d = ctx;
+
+	return control_register(d->control, verb, fn, fn_ctx);
+}
+
+static void fill_conf(const struct daemon *d, struct sessions_conf *c)
+{
+	const struct sg_config *cfg = d->cfg;
+
+	*c = (struct sessions_conf){
+		.state_dir = cfg->state_dir,
+		.control_socket = cfg->control_socket,
+		.config_path = d->opts.config_path,
+		.host = cfg->host,
+		.cgroup_root = d->cgroup_root,
+		.session_prefix = d->session_prefix,
+		.gateway_enabled = cfg->gateway.enabled,
+		.policies = cfg->policies,
+		.n_policies = cfg->n_policies,
+		.limits = &cfg->limits,
+	};
 }
 
 int daemon_sessions_init(struct daemon *d)
 {
-	struct sessions *ss = calloc(1, sizeof(*ss));
-	char dir[512];
+	const struct session_hooks hooks = {
+		.ctx = d,
+		.bind = hook_bind,
+		.unbind = hook_unbind,
+		.attached = hook_attached,
+		.add_verb = hook_add_verb,
+	};
+	struct sessions_conf conf;
 	int ret;
 
-	if (!ss)
-		return -ENOMEM;
-	ss->d = d;
-	ss->ifd = ss->tfd = -1;
-	d->sessions = ss;
-	snprintf(dir, sizeof(dir), "%s/sessions", d->cfg->state_dir);
-	snprintf(ss->detail_dir, sizeof(ss->detail_dir), "%s/detail", d->cfg->state_dir);
-	snprintf(ss->snapshot_dir, sizeof(ss->snapshot_dir), "%s/snapshots", d->cfg->state_dir);
-	ret = cg_host_detect(&ss->cg, d->cgroup_root);
+	fill_conf(d, &conf);
+	ret = sessions_open(&d->sessions, &conf, d->loop, &hooks);
 	if (ret == 0)
-		cgmap_activate(ss->cg.v2root);
-	if (ret == 0)
-		ret = sessions_new(&ss->reg, dir);
-	if (ret == 0)
-		ret = pidcache_new(&ss->pids, 4096);
-	if (ret == 0)
-		ret = open_watchers(ss);
-	if (ret == 0 && (ret = limits_init(ss)) < 0) {
-		/* Sessions still work without it; their limits still apply, unreported. */
-		log_errno(ret, "resource limits watcher not started");
-		limits_fini(ss);
-		ret = 0;
-	}
-	if (ret == 0)
-		ret = load_and_adopt(ss);
-	if (ret == 0)
-		ret = session_verbs_register(ss);
-	if (ret == 0)
-		ret = session_run_verbs_register(ss);
-	if (ret == 0)
-		ret = session_tool_verbs_register(ss);
-	if (ret == 0)
-		ret = sess_contain_init(ss);
+		control_set_peer_check(d->control, sessions_peer_check, d->sessions);
 	return ret;
+}
+
+void daemon_sessions_configure(struct daemon *d)
+{
+	struct sessions_conf conf;
+
+	fill_conf(d, &conf);
+	sessions_configure(d->sessions, &conf);
 }
 
 void daemon_sessions_fini(struct daemon *d)
 {
-	struct sessions *ss = d->sessions;
-
-	if (!ss)
-		return;
-	/* Sessions live on: their files stay, the next daemon adopts them. */
-	limits_fini(ss);
-	if (ss->ifd >= 0) {
-		loop_del(d->loop, ss->ifd);
-		close(ss->ifd);
-	}
-	if (ss->tfd >= 0) {
-		loop_del(d->loop, ss->tfd);
-		close(ss->tfd);
-	}
-	sessions_free(ss->reg);
-	pidcache_free(ss->pids);
-	free(ss);
+	sessions_close(d->sessions);
 	d->sessions = NULL;
-}
-
-int daemon_session_terminate(struct daemon *d, const char *sid, const char *reason)
-{
-	struct sessions *ss = d->sessions;
-	struct session *s;
-	char err[256];
-	int ret;
-
-	if (!ss)
-		return -ENOENT;
-	s = sessions_find(ss->reg, sid);
-	if (!s)
-		return -ENOENT;
-	if (s->state == SESSION_TERMINATED)
-		return 0;
-	ret = sess_terminate(ss, s, reason, NULL, EVENT_SRC_SANDGATE, err, sizeof(err));
-	if (ret)
-		log_warnx("%s", err);
-	return ret;
 }

@@ -28,6 +28,7 @@
 #include "gateway/gateway.h"
 #include "journal/event.h"
 #include "nft/nft.h"
+#include "sessions/sessions.h"
 
 #define TAMPER_BURST 10
 #define TAMPER_WINDOW_MS 10000
@@ -71,7 +72,7 @@ static int restore(struct daemon *d, size_t *bound)
 	int ret;
 
 	*bound = 0;
-	ret = daemon_sessions_nft_list(d, &sessions, &n);
+	ret = sessions_nft_list(d->sessions, &sessions, &n);
 	if (ret == 0)
 		ret = nft_install(d->nft, sessions, n);
 	free(sessions);

@@ -40,6 +40,7 @@
 #define MAX_KEYS 96
 
 static const char *const parts[] = {
+	"sessions", "limits",   /* the parts sessions/ and limits/ (were in daemon/) */
 	"attribution", "audit", "daemon", "detect", "gateway", "journal", "policy", "nft",
 	"dns", "common", "sensors/shared", "sensors/process", "sensors/file", "sensors/kaudit",
 	"packages",

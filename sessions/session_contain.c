@@ -17,8 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attribution/cgmap.h"
 #include "common/log.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define HOLDER_TIMEOUT_MS 5000
 #define HOLDER_KILL_MS 2000
@@ -28,7 +29,7 @@
 static void holder_cgroup(const struct sessions *ss, const struct session *s, char *out,
 			  size_t len)
 {
-	snprintf(out, len, "%s/.holder-%s", ss->d->session_prefix, s->id);
+	snprintf(out, len, "%s/.holder-%s", ss->conf.session_prefix, s->id);
 }
 
 uint64_t sess_keep(const struct session *s)
@@ -87,7 +88,6 @@ static const char *const host_sockets[] = {
 static void fill_setup(const struct sessions *ss, const struct session *s,
 		       struct contain_setup *su, struct setup_bufs *b)
 {
-	const struct daemon *d = ss->d;
 	size_t i;
 	ssize_t n;
 
@@ -95,10 +95,10 @@ static void fill_setup(const struct sessions *ss, const struct session *s,
 	su->cg2_mount = ss->cg.v2root;
 	add_cg1(su, b, &ss->cg, s->v1_mask);
 	/* The journal, its keys and state, the session files; the control socket. */
-	su->hide[su->n_hide++] = d->cfg->state_dir;
-	su->hide[su->n_hide++] = d->cfg->control_socket;
-	if (d->opts.config_path)
-		su->hide[su->n_hide++] = d->opts.config_path;
+	su->hide[su->n_hide++] = ss->conf.state_dir;
+	su->hide[su->n_hide++] = ss->conf.control_socket;
+	if (ss->conf.config_path)
+		su->hide[su->n_hide++] = ss->conf.config_path;
 	for (i = 0; i < sizeof(host_sockets) / sizeof(host_sockets[0]); i++)
 		su->hide[su->n_hide++] = host_sockets[i];
 	n = readlink("/proc/self/exe", b->exe, sizeof(b->exe) - 1);
@@ -281,7 +281,7 @@ static const struct session *session_of_pidns(struct sessions *ss, pid_t pid)
  * namespace; a privileged one that moved itself out of its cgroup is still known by its
  * fork tree (unless it re-parented itself to init first: docs/threat-model.md).
  */
-static int peer_check(void *ctx, pid_t pid, char *why, size_t len)
+int sessions_peer_check(void *ctx, pid_t pid, char *why, size_t len)
 {
 	struct sessions *ss = ctx;
 	const struct session *s = session_of_pidns(ss, pid);
@@ -308,17 +308,11 @@ static int peer_check(void *ctx, pid_t pid, char *why, size_t len)
 		p = parent;
 		if (p <= 1 || read_proc(p, "cgroup", buf, sizeof(buf), &got) < 0)
 			break;
-		if (control_peer_in_session(buf, got, ss->d->session_prefix) < 0) {
+		if (cgmap_proc_in_session(buf, got, ss->conf.session_prefix) < 0) {
 			snprintf(why, len, "pid %d descends from pid %d, inside a session cgroup",
 				 (int)pid, (int)p);
 			return -EACCES;
 		}
 	}
-	return 0;
-}
-
-int sess_contain_init(struct sessions *ss)
-{
-	control_set_peer_check(ss->d->control, peer_check, ss);
 	return 0;
 }

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 static void emit_containment(struct event *e, const struct session *s, bool privileged)
 {
@@ -108,7 +108,7 @@ static int verb_attach(void *ctx, const struct control_peer *peer,
 		return ret;
 	}
 	/* The root of this command's fork tree for the audit sensors, before it execs. */
-	daemon_audit_attached(ss->d, peer->pid, s->id);
+	sess_attached(ss, peer->pid, s);
 	sess_note_root(ss, s, peer->pid);
 	s->populated = true;
 	s->end_due_ms = 0;
@@ -185,7 +185,7 @@ static int verb_whois(void *ctx, const struct control_peer *peer,
 	}
 	if (ret)
 		return ret;
-	ret = pidcache_lookup(ss->pids, ss->d->session_prefix, (pid_t)pid, id, sizeof(id));
+	ret = pidcache_lookup(ss->pids, ss->conf.session_prefix, (pid_t)pid, id, sizeof(id));
 	if (ret == 0)
 		ret = proc_starttime((pid_t)pid, &start);
 	if (ret) {
@@ -200,14 +200,14 @@ static int verb_whois(void *ctx, const struct control_peer *peer,
 
 int session_run_verbs_register(struct sessions *ss)
 {
-	int ret = control_register(ss->d->control, "session.attach", verb_attach, ss);
+	int ret = sess_add_verb(ss, "session.attach", verb_attach);
 
 	if (ret == 0)
-		ret = control_register(ss->d->control, "session.contain", verb_contain, ss);
+		ret = sess_add_verb(ss, "session.contain", verb_contain);
 
 	if (ret == 0)
-		ret = control_register(ss->d->control, "session.report_exit", verb_report_exit, ss);
+		ret = sess_add_verb(ss, "session.report_exit", verb_report_exit);
 	if (ret == 0)
-		ret = control_register(ss->d->control, "session.whois", verb_whois, ss);
+		ret = sess_add_verb(ss, "session.whois", verb_whois);
 	return ret;
 }

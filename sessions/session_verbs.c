@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define VERB_ARGS struct sessions *ss = ctx; struct session *s = NULL; struct actor a; \
 	int ret
@@ -58,7 +58,7 @@ static void emit_start(struct sessions *ss, const struct session *s, const struc
 
 	if (!e)
 		return;
-	event_str(e, "host_id", ss->d->cfg->host);
+	event_str(e, "host_id", ss->conf.host);
 	event_object_begin(e, "limits");
 	if (l->memory > 0) event_int(e, "memory_max", l->memory); else event_null(e, "memory_max");
 	if (l->millicpus > 0) event_double(e, "cpus", (double)l->millicpus / 1000.0);
@@ -356,6 +356,6 @@ int session_verbs_register(struct sessions *ss)
 	int ret = 0;
 
 	for (i = 0; ret == 0 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		ret = control_register(ss->d->control, verbs[i].name, verbs[i].fn, ss);
+		ret = sess_add_verb(ss, verbs[i].name, verbs[i].fn);
 	return ret;
 }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "attribution/cgmap.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 #include "nft/nft.h"
 
 static const char *const create_keys[] = {
@@ -158,7 +158,7 @@ static void own_cgroup(char *out, size_t len)
 static int parse_cgroup(struct sessions *ss, const json_t *args, struct session *s,
 			char *err, size_t errlen)
 {
-	const char *cg = NULL, *prefix = ss->d->session_prefix;
+	const char *cg = NULL, *prefix = ss->conf.session_prefix;
 	char other[SESSION_ID_MAX + 1], self[4096];
 	size_t n;
 	int ret = arg_str(args, "cgroup", sizeof(s->cgroup) - 1, &cg, err, errlen);
@@ -247,12 +247,12 @@ static int parse_create(struct sessions *ss, const json_t *args, struct session 
 		ret = dup_opt(args, "template", NULL, &s->template_name, err, errlen);
 	if (ret == 0)
 		ret = dup_opt(args, "policy", NULL, &s->policy, err, errlen);
-	if (ret == 0 && !config_policy(ss->d->cfg, s->policy)) {
+	if (ret == 0 && !sess_policy(ss, s->policy)) {
 		snprintf(err, errlen, "unknown policy \"%s\"", s->policy);
 		ret = -EINVAL;
 	}
 	/* The limit lives in the gateway's ruleset: without a gateway nothing enforces it. */
-	if (ret == 0 && s->lim.net_rate > 0 && !ss->d->cfg->gateway.enabled) {
+	if (ret == 0 && s->lim.net_rate > 0 && !ss->conf.gateway_enabled) {
 		snprintf(err, errlen, "\"net_rate\" needs the gateway (gateway.enabled: true):"
 			 " the limit is a rule of its nftables ruleset");
 		ret = -EINVAL;
@@ -372,7 +372,7 @@ static void seed_adopted(struct sessions *ss, const struct session *s)
 	if (cg_pids(&ss->cg, s->cgroup, &pids, &n) != 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		daemon_audit_attached(ss->d, pids[i], s->id);
+		sess_attached(ss, pids[i], s);
 	free(pids);
 }
 
@@ -380,7 +380,7 @@ static void unlink_file(struct sessions *ss, const char *id)
 {
 	char path[1024];
 
-	snprintf(path, sizeof(path), "%s/sessions/%s.json", ss->d->cfg->state_dir, id);
+	snprintf(path, sizeof(path), "%s/sessions/%s.json", ss->conf.state_dir, id);
 	unlink(path);
 }
 

@@ -3,7 +3,7 @@
  * kernel does not announce, how often it may report, and what an outgrown disk quota
  * does (docs/config.md, docs/limits.md).
  */
-#include "daemon/limits_conf.h"
+#include "limits/limits_conf.h"
 #include "conf/conf.h"
 
 #include <errno.h>

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "daemon/limits_int.h"
+#include "common/loop.h"
+#include "limits/limits_int.h"
 
 static struct lim_entry *find_entry(struct limits *L, const struct session *s, size_t *at)
 {
@@ -76,7 +77,7 @@ static int watch_v1_oom(struct limits *L, struct lim_entry *e, const char *dir)
 	if (wfd >= 0)
 		close(wfd);
 	if (ret == 0)
-		ret = loop_add(L->ss->d->loop, e->efd, EPOLLIN, on_efd, e);
+		ret = loop_add(L->loop, e->efd, EPOLLIN, on_efd, e);
 	if (ret) {
 		close(e->efd);
 		e->efd = -1;
@@ -100,7 +101,7 @@ static int keep(struct limits *L, const struct session *s, unsigned ctrl, const 
 
 	if (L->fds_held >= LIMITS_FD_BUDGET)
 		return -1;
-	fd = cg_open_ctrl(&L->ss->cg, s->cgroup, s->v1_mask, ctrl, file);
+	fd = cg_open_ctrl(L->cg, s->cgroup, s->v1_mask, ctrl, file);
 	if (fd < 0)
 		return -1;
 	L->fds_held++;
@@ -142,20 +143,20 @@ static int setup_entry(struct limits *L, struct lim_entry *e)
 	char dir[600];
 	int v1, ret = 0;
 
-	v1 = cg_ctrl_dir(&L->ss->cg, s->cgroup, s->v1_mask, CG_MEMORY, dir, sizeof(dir));
-	e->have_mem = v1 >= 0 && cg_read_memory(&L->ss->cg, s->cgroup, s->v1_mask, &e->mem) == 0;
+	v1 = cg_ctrl_dir(L->cg, s->cgroup, s->v1_mask, CG_MEMORY, dir, sizeof(dir));
+	e->have_mem = v1 >= 0 && cg_read_memory(L->cg, s->cgroup, s->v1_mask, &e->mem) == 0;
 	e->mem_v1 = v1 == 1;
 	if (e->have_mem && !v1)
 		ret = watch_v2_file(L, dir, "memory.events", &e->wd_mem);
 	else if (e->have_mem && L->fds_held < LIMITS_FD_BUDGET &&
 		 (ret = watch_v1_oom(L, e, dir)) == 0)
 		L->fds_held++;
-	v1 = cg_ctrl_dir(&L->ss->cg, s->cgroup, s->v1_mask, CG_PIDS, dir, sizeof(dir));
-	e->have_pids = v1 >= 0 && cg_read_pids(&L->ss->cg, s->cgroup, s->v1_mask, &e->pids) == 0;
+	v1 = cg_ctrl_dir(L->cg, s->cgroup, s->v1_mask, CG_PIDS, dir, sizeof(dir));
+	e->have_pids = v1 >= 0 && cg_read_pids(L->cg, s->cgroup, s->v1_mask, &e->pids) == 0;
 	e->pids_v1 = v1 == 1;
 	if (ret == 0 && e->have_pids && !v1)
 		ret = watch_v2_file(L, dir, "pids.events", &e->wd_pids);
-	e->have_cpu = cg_read_cpu(&L->ss->cg, s->cgroup, s->v1_mask, &e->cpu) == 0;
+	e->have_cpu = cg_read_cpu(L->cg, s->cgroup, s->v1_mask, &e->cpu) == 0;
 	e->last_sample_ms = time_mono_ms();
 	keep_sampled(L, e);
 	return ret;
@@ -166,7 +167,7 @@ static void drop_entry(struct limits *L, size_t at)
 	struct lim_entry *e = L->v[at];
 
 	if (e->efd >= 0) {
-		loop_del(L->ss->d->loop, e->efd);
+		loop_del(L->loop, e->efd);
 		unkeep(L, &e->efd);
 	}
 	unkeep(L, &e->fd_cpu);
@@ -195,9 +196,8 @@ static int grow(struct limits *L)
 	return 0;
 }
 
-void limits_watch(struct sessions *ss, struct session *s)
+void limits_watch(struct limits *L, struct session *s)
 {
-	struct limits *L = ss->limits;
 	struct lim_entry *e;
 	int ret;
 
@@ -221,17 +221,16 @@ void limits_watch(struct sessions *ss, struct session *s)
 			  s->id);
 }
 
-void limits_unwatch(struct sessions *ss, struct session *s)
+void limits_unwatch(struct limits *L, struct session *s)
 {
 	size_t at;
 
-	if (ss->limits && find_entry(ss->limits, s, &at))
-		drop_entry(ss->limits, at);
+	if (L && find_entry(L, s, &at))
+		drop_entry(L, at);
 }
 
-uint64_t limits_flush(struct sessions *ss, struct session *s)
+uint64_t limits_flush(struct limits *L, struct session *s)
 {
-	struct limits *L = ss->limits;
 	int64_t now = time_mono_ms();
 	struct lim_entry *e;
 	uint64_t reported;
@@ -375,44 +374,48 @@ static void open_kmsg(struct limits *L)
 	}
 	/* Only kills from now on: the history belongs to earlier runs. */
 	if (lseek(L->kfd, 0, SEEK_END) < 0 ||
-	    loop_add(L->ss->d->loop, L->kfd, EPOLLIN, on_kmsg, L) < 0) {
+	    loop_add(L->loop, L->kfd, EPOLLIN, on_kmsg, L) < 0) {
 		log_warn("/dev/kmsg: OOM victims will be reported without a pid");
 		close(L->kfd);
 		L->kfd = -1;
 	}
 }
 
-int limits_init(struct sessions *ss)
+int limits_new(struct limits **out, const struct sg_limits_config *cfg, struct loop *loop,
+	       const struct cg_host *cg, const struct limits_hooks *hooks)
 {
-	const struct sg_limits_config *cfg = &ss->d->cfg->limits;
 	struct limits *L;
 	int ret;
 
+	*out = NULL;
 	if (!cfg->enabled)
 		return 0;
 	L = calloc(1, sizeof(*L));
 	if (!L)
 		return -ENOMEM;
-	L->ss = ss;
+	L->cfg = cfg;
+	L->loop = loop;
+	L->cg = cg;
+	L->hooks = *hooks;
 	L->kfd = -1;
-	ss->limits = L;
+	L->ifd = L->tfd = -1;
+	*out = L;
 	L->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	L->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (L->ifd < 0 || L->tfd < 0)
 		return -errno;
 	ret = arm(L);
 	if (ret == 0)
-		ret = loop_add(ss->d->loop, L->ifd, EPOLLIN, on_inotify, L);
+		ret = loop_add(L->loop, L->ifd, EPOLLIN, on_inotify, L);
 	if (ret == 0)
-		ret = loop_add(ss->d->loop, L->tfd, EPOLLIN, on_tick, L);
+		ret = loop_add(L->loop, L->tfd, EPOLLIN, on_tick, L);
 	if (ret == 0 && cfg->kmsg)
 		open_kmsg(L);
 	return ret;
 }
 
-void limits_fini(struct sessions *ss)
+void limits_free(struct limits *L)
 {
-	struct limits *L = ss->limits;
 	int fds[3];
 	size_t i;
 
@@ -426,10 +429,21 @@ void limits_fini(struct sessions *ss)
 	for (i = 0; i < 3; i++) {
 		if (fds[i] < 0)
 			continue;
-		loop_del(ss->d->loop, fds[i]);
+		loop_del(L->loop, fds[i]);
 		close(fds[i]);
 	}
 	free(L->v);
 	free(L);
-	ss->limits = NULL;
+}
+
+void limits_configure(struct limits *L, const struct sg_limits_config *cfg)
+{
+	if (L)
+		L->cfg = cfg;
+}
+
+void limits_set_nft(struct limits *L, struct nft_handle *h)
+{
+	if (L)
+		L->nft = h;
 }

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 #define TOOL_TEXT_MAX (200 * 1024)
 
 static enum sg_verbosity verbosity_of(struct sessions *ss, const struct session *s)
 {
-	const struct sg_policy *p = config_policy(ss->d->cfg, s->policy);
+	const struct sg_policy *p = sess_policy(ss, s->policy);
 
 	return p ? p->verbosity : SG_VERB_SUMMARY;
 }
@@ -254,11 +254,11 @@ static int verb_detail_get(void *ctx, const struct control_peer *peer,
 
 int session_tool_verbs_register(struct sessions *ss)
 {
-	int ret = control_register(ss->d->control, "tool.invoke", verb_tool, ss);
+	int ret = sess_add_verb(ss, "tool.invoke", verb_tool);
 
 	if (ret == 0)
-		ret = control_register(ss->d->control, "model.summary", verb_model, ss);
+		ret = sess_add_verb(ss, "model.summary", verb_model);
 	if (ret == 0)
-		ret = control_register(ss->d->control, "detail.get", verb_detail_get, ss);
+		ret = sess_add_verb(ss, "detail.get", verb_detail_get);
 	return ret;
 }

@@ -1,9 +1,9 @@
 /*
- * The `limits:` section (daemon/limits_conf.c; docs/config.md "limits"), read by the
- * resource limits watcher (daemon/limits_watch.c).
+ * The `limits:` section (limits/limits_conf.c; docs/config.md "limits"), read by the
+ * resource limits watcher (limits/limits_watch.c).
  */
-#ifndef SANDGATE_DAEMON_LIMITS_CONF_H
-#define SANDGATE_DAEMON_LIMITS_CONF_H
+#ifndef SANDGATE_LIMITS_LIMITS_CONF_H
+#define SANDGATE_LIMITS_LIMITS_CONF_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 /* What the limits watcher does when a session's workdir outgrows --disk. */
 enum sg_disk_action { SG_DISK_WARN, SG_DISK_KILL };
 
-/* The resource limits watcher (daemon/limits_conf.c; docs/config.md "limits"). */
+/* The resource limits watcher (limits/limits_conf.c; docs/config.md "limits"). */
 struct sg_limits_config {
 	bool enabled;                 /* default true */
 	uint64_t sample_interval_ms;  /* cpu.stat (and v1 counters without notification); 1s */

@@ -1,15 +1,18 @@
 /*
- * The daemon's side of sessions, shared by daemon/session_*.c and sessions_glue.c:
+ * The daemon's side of sessions, shared by sessions/session_*.c and sessions/sessions.c:
  * the registry, the cgroup host, the watches, and the transitions every path (control
  * verbs, kernel reports, timeouts) goes through so each is logged the same way.
  */
-#ifndef SANDGATE_DAEMON_SESSION_INT_H
-#define SANDGATE_DAEMON_SESSION_INT_H
+#ifndef SANDGATE_SESSIONS_SESSION_INT_H
+#define SANDGATE_SESSIONS_SESSION_INT_H
 
 #include "attribution/attribution.h"
+#include "common/control_verb.h"
 #include "common/timeutil.h"
-#include "daemon/daemon.h"
 #include "journal/event.h"
+#include "limits/limits.h"
+#include "policy/policy_conf.h"
+#include "sessions/sessions.h"
 
 #define SESSION_END_GRACE_MS 500    /* wait for a `run` exit report after populated 0 */
 #define SESSION_CONTAIN_GRACE_MS 5000   /* a run that asked session.contain: its attach */
@@ -29,13 +32,16 @@ struct attach_root {
 struct sessions {
 	struct attach_root roots[ATTACH_ROOTS];   /* a ring: the latest attaches */
 	size_t next_root;
-	struct daemon *d;
+	struct sessions_conf conf;    /* the config in force (sessions_configure) */
+	struct loop *loop;            /* the daemon's */
+	struct session_hooks hooks;   /* the gateway, the audit, the control socket */
+	struct nft_handle *nft;       /* the gateway's ruleset, or NULL (sessions_set_nft) */
 	struct session_reg *reg;
 	struct cg_host cg;
 	struct pidcache *pids;
 	int ifd;                  /* inotify on every session's cgroup.events */
 	int tfd;                  /* SESSION_TICK_MS timer: timeouts, delayed ends */
-	struct limits *limits;    /* the resource limits watcher, or NULL (limits_watch.c) */
+	struct limits *limits;    /* the resource limits watcher, or NULL (limits/limits.h) */
 	char detail_dir[512];
 	char snapshot_dir[512];
 };
@@ -52,9 +58,16 @@ void actor_from(struct actor *a, const struct control_peer *peer,
 /* Writes "actor": {uid, pid, name}, or null when a is NULL (kernel, timer). */
 void event_actor(struct event *e, const struct actor *a);
 
-/* Wall clock in microseconds; monotonic in milliseconds. */
+/* ---- the daemon's side (sessions/session_hooks.c) ---------------------------------- */
 
-/* ---- transitions (daemon/session_ops.c) ---------------------------------------------- */
+/* The policy named name in the config in force (NULL: "default"), or NULL. */
+const struct sg_policy *sess_policy(const struct sessions *ss, const char *name);
+/* Registers verb with the control socket (hooks.add_verb). 0 or -errno. */
+int sess_add_verb(struct sessions *ss, const char *verb, control_verb_fn fn);
+/* Tells the audit that pid now belongs to s (hooks.attached). */
+void sess_attached(struct sessions *ss, pid_t pid, const struct session *s);
+
+/* ---- transitions (sessions/session_ops.c) ---------------------------------------------- */
 
 /*
  * Kills s (any state but terminated), waits for its cgroup to empty and records the
@@ -71,24 +84,7 @@ void sess_save(struct sessions *ss, const struct session *s);
 int sess_watch(struct sessions *ss, struct session *s);
 void sess_unwatch(struct sessions *ss, struct session *s);
 
-/* ---- resource limits (daemon/limits_*.c, docs/limits.md) -------------------------- */
-
-/* Starts the watcher (inotify, sample timer, /dev/kmsg) when limits.enabled. 0 or -errno. */
-int limits_init(struct sessions *ss);
-void limits_fini(struct sessions *ss);
-/* Starts/stops watching s's limit counters (from sess_watch/sess_unwatch). A failure is
- * logged and leaves s unwatched: the session itself is not refused. */
-void limits_watch(struct sessions *ss, struct session *s);
-void limits_unwatch(struct sessions *ss, struct session *s);
-/*
- * s is ending: reads its counters once more, reports everything pending (OOM kills with
- * the victims known so far) and stops watching s. Returns the OOM kills the watcher
- * reported for s, so the caller reports only those it missed (a daemon restart in
- * between).
- */
-uint64_t limits_flush(struct sessions *ss, struct session *s);
-
-/* ---- nftables (daemon/session_nft.c) ---------------------------------------------- */
+/* ---- nftables (sessions/session_nft.c) ---------------------------------------------- */
 
 /* The 32-bit packet/ct mark of session mark id (tag | id). */
 uint32_t sess_nft_mark(uint32_t id);
@@ -96,7 +92,7 @@ uint32_t sess_nft_mark(uint32_t id);
 int sess_nft_add(struct sessions *ss, struct session *s);
 int sess_nft_del(struct sessions *ss, struct session *s);
 
-/* ---- containment (daemon/session_contain.c, contain/contain.h) --------------------- */
+/* ---- containment (sessions/session_contain.c, contain/contain.h) --------------------- */
 
 /* The capabilities s's contained commands keep. */
 uint64_t sess_keep(const struct session *s);
@@ -111,8 +107,6 @@ int sess_contain_check(struct sessions *ss, struct session *s, pid_t pid, char *
 		       size_t errlen);
 /* Remembers pid (just attached to s) as the root of a fork tree of s. */
 void sess_note_root(struct sessions *ss, const struct session *s, pid_t pid);
-/* Installs the control socket's session-ancestry test. 0 or -errno. */
-int sess_contain_init(struct sessions *ss);
 
 /* ---- verbs ------------------------------------------------------------------------ */
 
@@ -127,7 +121,7 @@ int arg_int(const json_t *args, const char *key, int64_t *out, char *err, size_t
 int arg_session(struct sessions *ss, const json_t *args, struct session **out, char *err,
 		size_t errlen);
 
-/* session.create (daemon/session_create.c), registered by session_verbs_register. */
+/* session.create (sessions/session_create.c), registered by session_verbs_register. */
 int verb_session_create(void *ctx, const struct control_peer *peer,
 			const struct control_request *req, json_t **result, char *err,
 			size_t errlen);

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 void actor_from(struct actor *a, const struct control_peer *peer,
 		const struct control_request *req)
@@ -50,7 +50,7 @@ int sess_watch(struct sessions *ss, struct session *s)
 	s->wd = inotify_add_watch(ss->ifd, path, IN_MODIFY);
 	if (s->wd < 0)
 		return -errno;
-	limits_watch(ss, s);
+	limits_watch(ss->limits, s);
 	return 0;
 }
 
@@ -59,7 +59,7 @@ void sess_unwatch(struct sessions *ss, struct session *s)
 	if (s->wd >= 0)
 		inotify_rm_watch(ss->ifd, s->wd);
 	s->wd = -1;
-	limits_unwatch(ss, s);
+	limits_unwatch(ss->limits, s);
 }
 
 /* cgroup.kill is asynchronous: the processes are gone once "populated 0". */
@@ -166,7 +166,7 @@ int sess_terminate(struct sessions *ss, struct session *s, const char *reason,
 	snapshot_free(s->snap);
 	s->snap = NULL;
 	sess_save(ss, s);
-	limits_flush(ss, s);   /* what the session hit before it was killed comes first */
+	limits_flush(ss->limits, s);   /* what the session hit before it was killed comes first */
 	if (strcmp(reason, "timeout") == 0)
 		emit_limit(s, "timeout", (s->ended_us - s->started_us) / 1000000,
 			   s->lim.timeout_s);
@@ -176,7 +176,7 @@ int sess_terminate(struct sessions *ss, struct session *s, const char *reason,
 
 void sess_end_observed(struct sessions *ss, struct session *s)
 {
-	uint64_t ooms = 0, reported = limits_flush(ss, s);
+	uint64_t ooms = 0, reported = limits_flush(ss->limits, s);
 	const char *reason = "normal";
 
 	if (cg_oom_kills(&ss->cg, s->cgroup, s->v1_mask, &ooms) == 0 && ooms > s->oom_base)

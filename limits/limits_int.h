@@ -1,12 +1,16 @@
 /*
- * The resource limits watcher's state, shared by daemon/limits_watch.c (watches,
- * sampling, the kernel log) and daemon/limits_report.c (rate-bounded reports, OOM
+ * The resource limits watcher's state, shared by limits/limits_watch.c (watches,
+ * sampling, the kernel log) and limits/limits_report.c (rate-bounded reports, OOM
  * victims, resource.limit events). docs/limits.md.
  */
-#ifndef SANDGATE_DAEMON_LIMITS_INT_H
-#define SANDGATE_DAEMON_LIMITS_INT_H
+#ifndef SANDGATE_LIMITS_LIMITS_INT_H
+#define SANDGATE_LIMITS_LIMITS_INT_H
 
-#include "daemon/session_int.h"
+#include "attribution/attribution.h"
+#include "common/timeutil.h"
+#include "journal/event.h"
+#include "limits/limits.h"
+#include "limits/limits_conf.h"
 
 #define LIMITS_VICTIMS 64          /* OOM kills remembered from the kernel log */
 #define LIMITS_VICTIM_TTL_MS 5000  /* a logged kill older than this matches no counter */
@@ -60,7 +64,11 @@ struct lim_victim {
 };
 
 struct limits {
-	struct sessions *ss;
+	const struct sg_limits_config *cfg;   /* in force (limits_configure after a reload) */
+	struct loop *loop;
+	const struct cg_host *cg;      /* the sessions' cgroup host */
+	struct nft_handle *nft;        /* the gateway's ruleset, or NULL */
+	struct limits_hooks hooks;
 	uint64_t armed_ms;         /* the sample timer's period (re-armed after a reload) */
 	int ifd;                   /* inotify for the v2 event files */
 	int tfd;                   /* sample_interval timer */
@@ -72,10 +80,10 @@ struct limits {
 	size_t next_victim;
 };
 
-/* The limits: config in force (through the daemon: a SIGHUP replaces it). */
+/* The limits: config in force (a SIGHUP replaces it: limits_configure). */
 static inline const struct sg_limits_config *lim_cfg(const struct limits *L)
 {
-	return &L->ss->d->cfg->limits;
+	return L->cfg;
 }
 
 /* ---- limits_report.c ------------------------------------------------------------ */

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 #include "nft/nft.h"
 
 uint32_t sess_nft_mark(uint32_t id)
@@ -17,7 +17,7 @@ uint32_t sess_nft_mark(uint32_t id)
 
 static struct nft_handle *handle(struct sessions *ss)
 {
-	return ss->d->nft;
+	return ss->nft;
 }
 
 static void describe(const struct session *s, struct nft_session *n)
@@ -34,13 +34,13 @@ int sess_nft_add(struct sessions *ss, struct session *s)
 	struct nft_session n;
 	int ret;
 
-	/* The packet path must know the mark before its first packet can carry it. */
-	ret = daemon_gateway_session_bind(ss->d, s->mark, s->id, s->cgroup, s->policy);
+	/* The packet path must know the mark before its first packet can carry it;
+	 * conntrack entries of the mark older than the session are an earlier holder's. */
+	ret = ss->hooks.bind ? ss->hooks.bind(ss->hooks.ctx, s->mark, s->id, s->cgroup,
+					      s->policy, s->created_us) : 0;
 	if (ret)
 		return ret;
-	/* Conntrack entries of the mark older than the session are an earlier holder's. */
-	daemon_gateway_session_since(ss->d, s->mark, s->created_us);
-	/* Before the ruleset is installed the elements go in with it (daemon_gateway_install). */
+	/* Before the ruleset is installed the elements go in with it (sessions_nft_list). */
 	s->nft_wanted = true;
 	if (!handle(ss))
 		return 0;
@@ -64,14 +64,13 @@ int sess_nft_del(struct sessions *ss, struct session *s)
 		return 0;
 	describe(s, &n);
 	ret = nft_session_del(handle(ss), &n);
-	if (ret == 0 || ret == -ENOENT)
-		daemon_gateway_session_unbind(ss->d, s->mark);
+	if ((ret == 0 || ret == -ENOENT) && ss->hooks.unbind)
+		ss->hooks.unbind(ss->hooks.ctx, s->mark);
 	return ret == -ENOENT ? 0 : ret;
 }
 
-int daemon_sessions_nft_list(struct daemon *d, struct nft_session **out, size_t *n)
+int sessions_nft_list(struct sessions *ss, struct nft_session **out, size_t *n)
 {
-	struct sessions *ss = d->sessions;
 	struct nft_session *list;
 	size_t i, count, k = 0;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "daemon/limits_int.h"
+#include "limits/limits_int.h"
 #include "nft/nft.h"
 
 struct lim_report {
@@ -86,7 +86,7 @@ static int read_mem(struct limits *L, struct lim_entry *e, struct cg_mem_counter
 	int ret;
 
 	if (e->fd_mem < 0)
-		return cg_read_memory(&L->ss->cg, e->s->cgroup, e->s->v1_mask, c);
+		return cg_read_memory(L->cg, e->s->cgroup, e->s->v1_mask, c);
 	memset(c, 0, sizeof(*c));
 	ret = cg_pread(e->fd_mem, buf, sizeof(buf), &got);
 	if (ret == 0 && !e->mem_v1)
@@ -105,7 +105,7 @@ static int read_cpu(struct limits *L, struct lim_entry *e, struct cg_cpu_counter
 	int ret;
 
 	if (e->fd_cpu < 0)
-		return cg_read_cpu(&L->ss->cg, e->s->cgroup, e->s->v1_mask, c);
+		return cg_read_cpu(L->cg, e->s->cgroup, e->s->v1_mask, c);
 	ret = cg_pread(e->fd_cpu, buf, sizeof(buf), &got);
 	return ret ? ret : cg_parse_cpu_stat(buf, got, c);
 }
@@ -117,7 +117,7 @@ static int read_pids(struct limits *L, struct lim_entry *e, struct cg_pids_count
 	int ret;
 
 	if (e->fd_pids < 0)
-		return cg_read_pids(&L->ss->cg, e->s->cgroup, e->s->v1_mask, c);
+		return cg_read_pids(L->cg, e->s->cgroup, e->s->v1_mask, c);
 	ret = cg_pread(e->fd_pids, buf, sizeof(buf), &got);
 	return ret ? ret : cg_parse_pids_events(buf, got, &c->max_hits);
 }
@@ -143,7 +143,7 @@ void lim_sample_memory(struct limits *L, struct lim_entry *e, int64_t now)
 	c.peak = e->mem.peak;
 	/* The peak only matters for a report: read it only when there will be one. */
 	if ((kills || c.max_hits != e->mem.max_hits) &&
-	    cg_read_peak(&L->ss->cg, e->s->cgroup, e->s->v1_mask, CG_MEMORY, &c.peak) < 0)
+	    cg_read_peak(L->cg, e->s->cgroup, e->s->v1_mask, CG_MEMORY, &c.peak) < 0)
 		c.peak = 0;
 	e->mem = c;
 }
@@ -164,7 +164,7 @@ void lim_sample_pids(struct limits *L, struct lim_entry *e, int64_t now)
 	acc_add(&e->acc_pids, rose(c.max_hits, e->pids.max_hits), 0, e->last_sample_ms);
 	c.peak = e->pids.peak;
 	if (c.max_hits != e->pids.max_hits &&
-	    cg_read_peak(&L->ss->cg, e->s->cgroup, e->s->v1_mask, CG_PIDS, &c.peak) < 0)
+	    cg_read_peak(L->cg, e->s->cgroup, e->s->v1_mask, CG_PIDS, &c.peak) < 0)
 		c.peak = 0;
 	e->pids = c;
 }
@@ -201,9 +201,9 @@ void lim_sample_net(struct limits *L, struct lim_entry *e, int64_t now)
 	int ret;
 
 	(void)now;
-	if (e->s->lim.net_rate <= 0 || !L->ss->d->nft)
+	if (e->s->lim.net_rate <= 0 || !L->nft)
 		return;
-	ret = nft_rate_drops(L->ss->d->nft, nft_mark_make(e->s->mark), &pkts, &bytes);
+	ret = nft_rate_drops(L->nft, nft_mark_make(e->s->mark), &pkts, &bytes);
 	if (ret) {
 		log_debug("session %s: net_rate drop counter unreadable: %s", e->s->id,
 			  strerror(-ret));
@@ -229,10 +229,10 @@ void lim_sample_net_all(struct limits *L, bool (*live)(const struct session *))
 
 	for (i = 0; i < L->n && !any; i++)
 		any = L->v[i]->s->lim.net_rate > 0 && live(L->v[i]->s);
-	if (!any || !L->ss->d->nft)
+	if (!any || !L->nft)
 		return;
 	/* One dump for all sessions: a request per session would cost a round trip each. */
-	ret = nft_rate_drops_all(L->ss->d->nft, &v, &n);
+	ret = nft_rate_drops_all(L->nft, &v, &n);
 	if (ret) {
 		log_debug("net_rate drop counters unreadable: %s", strerror(-ret));
 		return;
@@ -376,7 +376,7 @@ void lim_check_disk(struct limits *L, struct lim_entry *e, int64_t now)
 	r.measured = (int64_t)bytes;
 	r.action = kill ? "kill" : "warn";
 	emit(s, &r, NULL, truncated);
-	if (kill && sess_terminate(L->ss, s, "disk_quota", NULL, EVENT_SRC_SANDGATE, err,
-				   sizeof(err)))
+	if (kill && L->hooks.terminate &&
+	    L->hooks.terminate(L->hooks.ctx, s, "disk_quota", err, sizeof(err)))
 		log_warnx("%s", err);
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/session_int.h"
+#include "sessions/session_int.h"
 
 int args_only(const json_t *args, const char *const *allowed, char *err, size_t errlen)
 {
