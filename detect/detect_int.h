@@ -215,7 +215,7 @@ struct ring_ent *ring_at(struct det_state *st, size_t k);
 bool ring_live(const struct engine_view *v, const struct ring_ent *e);
 /* Adds trigger to the refs if missing and sorts them. */
 void det_finish_refs(struct det_hit *hit, uint64_t trigger);
-/* Sizes the per-rule arrays of a session for n rules (detect/sessions.c). 0, -ENOMEM. */
+/* Sizes the per-rule arrays of a session for n rules (detect/session_state.c). 0, -ENOMEM. */
 int sess_alloc_rules(struct sess *s, size_t n);
 void sess_note_exec(struct sess *s, const struct eval_ctx *x, uint64_t seq);
 const struct proc_ent *sess_proc(const struct sess *s, int64_t pid);

@@ -1,4 +1,4 @@
-/* The engine's own state (detect/engine.c, detect/sessions.c). */
+/* The engine's own state (detect/engine.c, detect/session_state.c). */
 #ifndef SANDGATE_DETECT_ENGINE_INT_H
 #define SANDGATE_DETECT_ENGINE_INT_H
 

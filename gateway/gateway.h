@@ -3,7 +3,7 @@
  * the ruleset (nft/) queues, parsing DNS and the first bytes of new flows, recording
  * net.dns / net.connect and answering with a verdict in the packet mark; one conntrack
  * thread turning flow ends and periodic dumps into net.flow, and queue drops into
- * sensor.loss. Each session's policy decides its queries and flows (gateway/decide.c,
+ * sensor.loss. Each session's policy decides its queries and flows (gateway/flow_verdict.c,
  * gateway/dnsh.c; gw_config.enforce false: observe only, every flow allowed).
  * Design: docs/gateway.md. Returns 0 or -errno; nothing here logs except the threads'
  * loops (once per failure, at the edge).

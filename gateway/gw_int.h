@@ -167,7 +167,7 @@ void gw_pkt_key(const struct gw_pkt *p, struct flow_key *k);
 int gw_worker_main(struct sg_thread *t, void *arg);
 
 /* ---- the packet path: the shell (gateway/handle.c) around the pure decision
- * (gateway/packet.h: packet.c, dnsh.c, decide.c) ---- */
+ * (gateway/packet.h: packet.c, dnsh.c, flow_verdict.c) ---- */
 /* Decides the verdict of one packet: *verdict NF_ACCEPT/NF_DROP, *mark the mark to set. */
 void gw_handle(struct gw_worker *w, const struct gw_meta *m, int *verdict, uint32_t *mark);
 /* Events built under the gateway lock, emitted after it is released. */

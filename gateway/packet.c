@@ -14,7 +14,7 @@
 
 #include "gateway/flight.h"
 #include "gateway/gw_int.h"
-#include "gateway/names.h"
+#include "gateway/flow_names.h"
 #include "gateway/packet.h"
 #include "nft/nft.h"
 

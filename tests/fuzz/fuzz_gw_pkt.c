@@ -2,7 +2,7 @@
  * libFuzzer target for the gateway's packet path helpers: the input is parsed as an IP
  * packet (gateway/pkt.c), and its bytes are fed as the first flight of a new TCP flow in
  * up to three in-order segments (plus a retransmission) through the name readers
- * (gateway/names.c: TLS, HTTP/1, h2c), and once as a UDP/443 datagram (QUIC Initial).
+ * (gateway/flow_names.c: TLS, HTTP/1, h2c), and once as a UDP/443 datagram (QUIC Initial).
  * The same bytes go through the enforcing first-flight reader (gateway/flight.c) in
  * segments of sizes, overlaps and gaps the input's first bytes choose, with a judge
  * that allows every other time; a passed byte must have been read, in order. The
@@ -18,7 +18,7 @@
 #include "gateway/flight.h"
 #include "gateway/flowtab.h"
 #include "gateway/parse.h"
-#include "gateway/names.h"
+#include "gateway/flow_names.h"
 #include "gateway/pkt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
-/* Reading a new flow's names from its first bytes (gateway/names.c). */
-#ifndef SANDGATE_GATEWAY_NAMES_H
-#define SANDGATE_GATEWAY_NAMES_H
+/* Reading a new flow's names from its first bytes (gateway/flow_names.c). */
+#ifndef SANDGATE_GATEWAY_FLOW_NAMES_H
+#define SANDGATE_GATEWAY_FLOW_NAMES_H
 
 #include <stdbool.h>
 

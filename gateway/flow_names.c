@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gateway/gw_int.h"
-#include "gateway/names.h"
+#include "gateway/flow_names.h"
 
 static void copy_hello(struct flow *f, const struct tls_hello *h)
 {
