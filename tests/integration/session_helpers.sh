@@ -51,3 +51,23 @@ count_children() {
 	done
 	echo "$n"
 }
+
+# http_peer NAME OCTET: a namespace NAME$$ behind a veth (198.19.OCTET.1 here,
+# 198.19.OCTET.2 there) serving $T_TMP/www over HTTP on port 8000 (python3 http.server);
+# sets WWW (fill it before the first request) and URL. Removed at cleanup.
+http_peer() {
+	local ns=$1$$ hv=$1h$$ n=$2
+	ip netns add "$ns"
+	cleanup "ip netns del $ns"
+	ip link add "$hv" type veth peer name eth0 netns "$ns"
+	cleanup "ip link del $hv"
+	ip addr add "198.19.$n.1/30" dev "$hv" && ip link set "$hv" up
+	ip -n "$ns" addr add "198.19.$n.2/30" dev eth0 && ip -n "$ns" link set eth0 up
+	ip -n "$ns" link set lo up
+	WWW=$T_TMP/www
+	mkdir -p "$WWW"
+	ip netns exec "$ns" python3 -m http.server 8000 --bind "198.19.$n.2" --directory "$WWW" \
+		>"$T_TMP/http.log" 2>&1 &
+	cleanup "kill $!"
+	URL=http://198.19.$n.2:8000
+}

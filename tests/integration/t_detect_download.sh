@@ -16,26 +16,11 @@ require_root
 for t in curl python3 bash; do command -v $t >/dev/null || { echo "$t missing"; exit 1; }; done
 
 # ---- the HTTP peer -------------------------------------------------------------------------
-NS=sgdl$$
-N=$((200 + $$ % 50))
-HV=sgdlh$$
-ip netns add "$NS"
-cleanup "ip netns del $NS"
-ip link add "$HV" type veth peer name eth0 netns "$NS"
-cleanup "ip link del $HV"
-ip addr add "198.19.$N.1/30" dev "$HV" && ip link set "$HV" up
-ip -n "$NS" addr add "198.19.$N.2/30" dev eth0 && ip -n "$NS" link set eth0 up
-ip -n "$NS" link set lo up
-WWW=$T_TMP/www
-mkdir -p "$WWW"
+http_peer sgdl $((200 + $$ % 50))
 printf 'sleep 0.3; true\n' >"$WWW/p.sh"
 printf '#!/bin/sh\nsleep 0.2\n' >"$WWW/run.sh"
 cp /bin/true "$WWW/tool"
 printf 'x = 1\n' >"$WWW/p.py"
-ip netns exec "$NS" python3 -m http.server 8000 --bind "198.19.$N.2" --directory "$WWW" \
-	>"$T_TMP/http.log" 2>&1 &
-cleanup "kill $!"
-URL=http://198.19.$N.2:8000
 wait_for "http peer" 10 curl -sf -o /dev/null "$URL/p.sh"
 
 write_config "$T_TMP/c.yaml" "gateway: {enabled: false}

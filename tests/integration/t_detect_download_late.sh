@@ -13,23 +13,8 @@
 require_root
 for t in curl python3; do command -v $t >/dev/null || { echo "$t missing"; exit 1; }; done
 
-NS=sgdll$$
-N=$((150 + $$ % 50))
-HV=sgdllh$$
-ip netns add "$NS"
-cleanup "ip netns del $NS"
-ip link add "$HV" type veth peer name eth0 netns "$NS"
-cleanup "ip link del $HV"
-ip addr add "198.19.$N.1/30" dev "$HV" && ip link set "$HV" up
-ip -n "$NS" addr add "198.19.$N.2/30" dev eth0 && ip -n "$NS" link set eth0 up
-ip -n "$NS" link set lo up
-WWW=$T_TMP/www
-mkdir -p "$WWW"
+http_peer sgdll $((150 + $$ % 50))
 printf '#!/bin/sh\nsleep 0.2\n' >"$WWW/run.sh"
-ip netns exec "$NS" python3 -m http.server 8000 --bind "198.19.$N.2" --directory "$WWW" \
-	>"$T_TMP/http.log" 2>&1 &
-cleanup "kill $!"
-URL=http://198.19.$N.2:8000
 wait_for "http peer" 10 curl -sf -o /dev/null "$URL/run.sh"
 
 write_config "$T_TMP/c.yaml" "gateway: {enabled: false}
