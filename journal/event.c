@@ -122,16 +122,25 @@ static void cache_key_init(void)
 	cache_key_ok = pthread_key_create(&cache_key, cache_drain) == 0;
 }
 
+/* The thread's cache goes back to the pool when the thread exits (cache_drain). False:
+ * this thread cannot keep a cache (no key). */
+static bool cache_register(void)
+{
+	if (tcache.registered)
+		return true;
+	if (pthread_once(&cache_once, cache_key_init) != 0 || !cache_key_ok ||
+	    pthread_setspecific(cache_key, &tcache) != 0)
+		return false;
+	tcache.registered = true;
+	return true;
+}
+
 /* Keeps e for reuse; an event the thread cannot cache (no key) is freed. */
 static void cache_put(struct event *e)
 {
-	if (!tcache.registered) {
-		if (pthread_once(&cache_once, cache_key_init) != 0 || !cache_key_ok ||
-		    pthread_setspecific(cache_key, &tcache) != 0) {
-			event_release(e);
-			return;
-		}
-		tcache.registered = true;
+	if (!cache_register()) {
+		event_release(e);
+		return;
 	}
 	POOL_POISON(e);
 	e->pool_next = tcache.head;
@@ -145,7 +154,9 @@ static struct event *cache_get(void)
 {
 	struct event *e;
 
-	if (!tcache.head && __atomic_load_n(&pool_n, __ATOMIC_RELAXED)) {
+	/* Only a thread whose cache is drained at its exit takes from the pool: what it
+	 * took and did not use would be lost with it. */
+	if (!tcache.head && __atomic_load_n(&pool_n, __ATOMIC_RELAXED) && cache_register()) {
 		pthread_mutex_lock(&pool_lock);
 		while (tcache.n < CACHE_MOVE && (e = pool_head)) {
 			pool_head = e->pool_next;
@@ -167,6 +178,11 @@ static struct event *cache_get(void)
 	e->depth = 0;
 	e->bad = false;
 	return e;
+}
+
+size_t event_pool_size(void)
+{
+	return __atomic_load_n(&pool_n, __ATOMIC_RELAXED);
 }
 
 struct event *event_new(const char *type, const char *session_id, enum event_source src)

@@ -51,6 +51,8 @@ struct event {
 /* Returns NULL only when out of memory. ts is set to now. */
 struct event *event_new(const char *type, const char *session_id, enum event_source src);
 void event_free(struct event *e);
+/* Events freed and kept for reuse in the shared pool (threads' own caches aside). */
+size_t event_pool_size(void);
 
 void event_set_time(struct event *e, const struct timespec *wall);
 void event_str(struct event *e, const char *key, const char *val);
