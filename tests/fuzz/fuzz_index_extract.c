@@ -102,8 +102,13 @@ static int ref_extract(const char *line, size_t len, struct ref_row *r)
 	struct line_envelope env;
 	int64_t ts;
 	json_t *o;
-	int ret = line_json_load(line, len, &o);
+	int ret;
 
+	/* A raw NUL byte: not JSON; jansson takes it between some tokens (after a
+	 * keyword) and not others. The extractor refuses every such line: so does this. */
+	if (memchr(line, '\0', len))
+		return -EINVAL;
+	ret = line_json_load(line, len, &o);
 	if (ret)
 		return ret;
 	ret = line_envelope_parse(line, len, &env);
