@@ -26,7 +26,7 @@ void cfg_gateway_default(struct sg_gateway_config *g)
 		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
 		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
 		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
-		.flood_rate = 100, .worker_priority = 10,
+		.flood_rate = 100, .worker_priority = 0,
 	};
 }
 

@@ -32,7 +32,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->gateway.flow_interim_ms, 60000);
 	assert_int_equal(c->gateway.dns_timeout_ms, 5000);
 	assert_int_equal(c->gateway.ct_event_buffer, 16 << 20);
-	assert_int_equal(c->gateway.worker_priority, 10);
+	assert_int_equal(c->gateway.worker_priority, 0);
 	assert_int_equal(config_cgroup_level(c), 2);
 	config_free(c);
 }
