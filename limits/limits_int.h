@@ -15,6 +15,7 @@
 #define LIMITS_VICTIMS 64          /* OOM kills remembered from the kernel log */
 #define LIMITS_VICTIM_TTL_MS 5000  /* a logged kill older than this matches no counter */
 #define LIMITS_OOM_WAIT_MS 300     /* how long a counted kill waits for its log line */
+#define LIMITS_CPU_TIME_WAIT_MS 1100 /* a counted throttle waits for its time (period <= 1 s) */
 /*
  * File descriptors the watcher may hold for all sessions together (v1 OOM eventfds, the
  * counter files kept open for pread, ~7x cheaper than open/read/close here). Bounded

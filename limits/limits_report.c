@@ -68,11 +68,16 @@ static uint64_t rose(uint64_t now, uint64_t before)
 	return now > before ? now - before : 0;
 }
 
+/*
+ * An amount may come without a count: the kernel books a CPU period's throttled time
+ * when the period ends (unthrottle), after it counted the period. It is kept for the
+ * next report, not dropped.
+ */
 static void acc_add(struct lim_acc *a, uint64_t count, uint64_t amount, int64_t since)
 {
-	if (!count)
+	if (!count && !amount)
 		return;
-	if (!a->count)
+	if (!a->count && !a->amount)
 		a->since_ms = since;
 	a->count += count;
 	a->amount += amount;
@@ -260,6 +265,11 @@ static void report_acc(struct lim_entry *e, struct lim_acc *a, const char *limit
 	struct lim_report r = { limit, "throttle", measured, configured, 0, 0, 0 };
 
 	if (!a->count || (!force && a->last_report_ms && now - a->last_report_ms < interval))
+		return;
+	/* A sample taken inside a throttled period sees its count and not yet its time:
+	 * wait for the time, at most as long as the longest period (cpu.max, 1 s). */
+	if (strcmp(limit, "cpu_throttle") == 0 && !a->amount && !force &&
+	    a->since_ms && now - a->since_ms < LIMITS_CPU_TIME_WAIT_MS)
 		return;
 	r.count = (int64_t)a->count;
 	r.window_ms = a->since_ms ? now - a->since_ms : -1;
