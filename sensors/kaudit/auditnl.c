@@ -240,22 +240,25 @@ static bool str_field(uint32_t f)
 	       f == AUDIT_DIR || f == AUDIT_FILTERKEY || f == AUDIT_EXE;
 }
 
-/* "sandgate-PID" with no process of that PID: a daemon killed before it could clean up. */
-static bool key_is_stale(const char *rk, size_t len)
+/*
+ * The PID in a daemon's key "sandgate-PID", or 0 when the key is not of that form (a
+ * host's own rule keyed "sandgate", say: no daemon relies on it).
+ */
+static pid_t key_daemon_pid(const char *rk, size_t len)
 {
 	char num[16];
 	long pid;
 	char *end;
 
 	if (len < 10 || len - 9 >= sizeof(num) || memcmp(rk, "sandgate-", 9) != 0)
-		return false;
+		return 0;
 	memcpy(num, rk + 9, len - 9);
 	num[len - 9] = '\0';
 	errno = 0;
 	pid = strtol(num, &end, 10);
 	if (errno || *end || pid <= 0 || pid > INT32_MAX)
-		return false;
-	return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+		return 0;
+	return (pid_t)pid;
 }
 
 static void note_stale(struct auditnl_scan *sc, const char *rk, size_t len)
@@ -300,9 +303,11 @@ static void scan_rule(const struct audit_rule_data *r, size_t len, const char *k
 	if (!rk || rklen < 8 || memcmp(rk, "sandgate", 8) != 0)
 		return;
 	if (rklen != klen || memcmp(rk, key, klen) != 0) {
-		if (key_is_stale(rk, rklen))
-			note_stale(sc, rk, rklen);
-		else
+		pid_t pid = key_daemon_pid(rk, rklen);
+
+		if (pid && kill(pid, 0) == -1 && errno == ESRCH)
+			note_stale(sc, rk, rklen);   /* a daemon killed before it cleaned up */
+		else if (pid)
 			sc->others++;   /* another live sandgated's rule */
 		return;
 	}

@@ -35,7 +35,7 @@ int auditnl_rules_del(int fd, const char *key, const bool *added, size_t n);
 /* What the kernel's rule list holds (AUDIT_LIST_RULES). */
 struct auditnl_scan {
 	bool present[AUDITNL_RULES];  /* our rule i (same key, arch, exit,always, execve) */
-	unsigned others;              /* rules of another live daemon ("sandgate-*") */
+	unsigned others;              /* rules of another live daemon ("sandgate-PID") */
 	unsigned n_stale;             /* keys of daemons that are gone (killed: -9 leaves
 				       * its rules), up to AUDITNL_STALE_MAX */
 	char stale[AUDITNL_STALE_MAX][24];

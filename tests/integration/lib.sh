@@ -62,6 +62,20 @@ gateway_said() { # gateway_said ARGS...: 0 unless a --config FILE has no gateway
 	done
 }
 
+# stop_at_exit PID: SIGTERM, up to 3 s to put the kernel's shared state back (its audit
+# rules and enabled flag, its nft table), then SIGKILL. A daemon a test left running must
+# not leave that state to the next test: t_audit_source reads the enabled flag it finds.
+stop_at_exit() {
+	local pid=$1 i st
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 60; i++)); do
+		st=$(ps -o stat= -p "$pid" 2>/dev/null)
+		case "$st" in "" | Z*) return 0 ;; esac
+		sleep 0.05
+	done
+	kill -9 "$pid" 2>/dev/null
+}
+
 # start_daemon NAME [ARGS...]: state in $T_TMP/NAME, socket $T_TMP/NAME.sock; sets DPID.
 start_daemon() {
 	local name=$1
@@ -73,7 +87,7 @@ start_daemon() {
 	"$BIN/sandgated" --state-dir "$SG_STATE" --control "$SG_SOCK" "$@" \
 		>"$T_TMP/$name.log" 2>&1 &
 	DPID=$!
-	cleanup "kill -9 $DPID"
+	cleanup "stop_at_exit $DPID"
 	if ! wait_for "socket $SG_SOCK" 10 test -S "$SG_SOCK"; then
 		echo "--- $name.log:"
 		cat "$T_TMP/$name.log"

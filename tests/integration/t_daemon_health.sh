@@ -32,7 +32,7 @@ rm -f "$T_TMP/h.sock"
 	>"$T_TMP/h.log" 2>&1 &
 DPID=$!
 SG_SOCK=$T_TMP/h.sock
-cleanup "kill -9 $DPID"
+cleanup "stop_at_exit $DPID"
 wait_for "socket" 10 test -S "$SG_SOCK" || { cat "$T_TMP/h.log"; finish; }
 
 # ---- logs ----------------------------------------------------------------------------

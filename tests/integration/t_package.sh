@@ -123,7 +123,7 @@ else
 	env -u SANDGATE_DATA_DIR -u SANDGATE_RULES_DIR NOTIFY_SOCKET="$T_TMP/notify" \
 		/usr/sbin/sandgated --config /etc/sandgate/sandgate.yaml >"$T_TMP/daemon.log" 2>&1 &
 	DPID=$!
-	cleanup "kill -9 $DPID"
+	cleanup "stop_at_exit $DPID"
 	check "READY=1 on NOTIFY_SOCKET" wait_for "READY=1" 20 grep -q 'READY=1' "$T_TMP/notified"
 	STOP="kill -TERM $DPID; wait $DPID"
 fi
