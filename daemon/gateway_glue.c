@@ -86,6 +86,7 @@ static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 	o->blocked_summary_ms = g->blocked_summary_ms;
 	o->flood_rate = g->flood_rate;
 	o->worker_priority = g->worker_priority;
+	o->flood_worker_priority = g->flood_worker_priority;
 }
 
 /* gateway.start: what was installed where, and whether it fails open (said loudly). */

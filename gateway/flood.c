@@ -127,6 +127,8 @@ void gw_flood_engage(struct gateway *g, uint32_t id, const char *sid)
 	n->hits = 1;
 	*pp = n;
 	atomic_fetch_add_explicit(&g->st.flood_limits, 1, memory_order_relaxed);
+	if (atomic_fetch_add_explicit(&g->flood_on, 1, memory_order_relaxed) == 0)
+		gw_workers_renice(g);
 out:
 	pthread_mutex_unlock(&fl->lock);
 }
@@ -243,6 +245,8 @@ void gw_flood_tick(struct gateway *g, struct gw_evlist *l)
 			}
 			*pp = n->next;
 			free(n);
+			if (atomic_fetch_sub_explicit(&g->flood_on, 1, memory_order_relaxed) == 1)
+				gw_workers_renice(g);
 		}
 	pthread_mutex_unlock(&fl->lock);
 	free(v);
@@ -268,6 +272,8 @@ void gw_flood_forget(struct gateway *g, uint32_t id, struct gw_evlist *l)
 			(void)nft_flood_del(g->nft, nft_mark_make(id));
 		*pp = n->next;
 		free(n);
+		if (atomic_fetch_sub_explicit(&g->flood_on, 1, memory_order_relaxed) == 1)
+			gw_workers_renice(g);
 	}
 	pthread_mutex_unlock(&fl->lock);
 }

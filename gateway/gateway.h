@@ -41,6 +41,7 @@ struct gw_config {
 	unsigned flood_rate;          /* packets/s of a session past its budget to the queue;
 	                               * the rest rejected in the kernel; 0: no limit */
 	unsigned worker_priority;     /* queue workers at nice -N (docs/gateway.md "Threads") */
+	unsigned flood_worker_priority; /* ... while a session's flood limit is on (if higher) */
 };
 
 struct gateway;

@@ -26,7 +26,7 @@ void cfg_gateway_default(struct sg_gateway_config *g)
 		.dns_timeout_ms = 5 * MS_S, .enforce = true, .block_burst = 20,
 		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
 		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
-		.flood_rate = 100, .worker_priority = 0,
+		.flood_rate = 100, .worker_priority = 0, .flood_worker_priority = 10,
 	};
 }
 
@@ -127,6 +127,7 @@ static const struct cfg_key gateway_keys[] = {
 	  NULL, NULL },
 	UINT_KEY(GC, flood_rate, 0, 1000000),
 	UINT_KEY(GC, worker_priority, 0, 20),
+	UINT_KEY(GC, flood_worker_priority, 0, 20),
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef GC

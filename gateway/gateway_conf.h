@@ -48,6 +48,7 @@ struct sg_gateway_config {
 	uint64_t blocked_summary_ms;  /* net.blocked_summary interval; default 5s */
 	unsigned flood_rate;          /* packets/s to the queue of a session past its budget; 0 off */
 	unsigned worker_priority;     /* the queue workers run at nice -N; 0: the daemon's */
+	unsigned flood_worker_priority; /* ... at nice -N while a flood limit is on (if higher) */
 };
 
 struct cfg_ctx;

@@ -74,6 +74,10 @@ struct gw_worker {
 	int diagfd;                   /* sock_diag socket in the namespace, -1: no pids */
 	int raw4, raw6;               /* raw sockets for synthesised DNS answers, -1: not open */
 	int start_err;
+	/* Its priority (nfq.c): set by the worker at start, then under the flood lock. */
+	_Atomic pid_t tid;            /* 0 until the worker has set its start priority */
+	unsigned nice_now;            /* the N of the nice -N set last */
+	int nice_base;                /* its nice at start: what N = 0 puts back */
 	/* A replacement packet for the verdict being given (a SYN without its Fast Open
 	 * data, gateway/handle.c); mangle_len 0: none. */
 	uint8_t mangle[128];
@@ -116,6 +120,7 @@ struct gateway {
 	pthread_rwlock_t pkg_lock;    /* pkg: read by the packet threads (pkgguard.c) */
 	struct gw_pkg_guard pkg;      /* the package tracker's hooks; zeroed: none */
 	struct gw_flood *flood;       /* kernel flood limits (flood.c); its lock guards nft */
+	atomic_uint flood_on;         /* sessions with a flood limit on: the workers' priority */
 };
 
 /* What one queued packet told us, besides its bytes. */
@@ -252,6 +257,9 @@ void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
 /* ---- the flood limit in the kernel (gateway/flood.c) ---- */
 struct gw_flood;
 /* rate: packets/second a limited session may send to the queue (0: never limit). */
+/* Every started worker to the nice the flood limits call for (nfq.c; under the flood
+ * lock). */
+void gw_workers_renice(struct gateway *g);
 int gw_flood_new(uint32_t rate, struct gw_flood **out);
 void gw_flood_free(struct gw_flood *fl);
 /* Session id (sid) is past its blocked budget: limit it in the kernel (once), or note

@@ -50,21 +50,58 @@ static void pin(struct gw_worker *w)
 }
 
 /*
- * nice -worker_priority for this thread (best effort: needs CAP_SYS_NICE). The worker
- * is the packet path of every session: on a loaded host, or when one session burns the
- * CPUs (a flood of blocked attempts), a worker at the sessions' own priority waited for
- * a CPU while every other session's DNS waited for it, and the burst a flooding session
- * queued before its flood limit engaged (gateway/flood.c) took seconds to drain
- * (t_gateway_flood: another session's DNS p99 93 ms at nice 0, 38 ms at nice -10, on a
- * machine at load 15). It only runs when packets wait: the flood limit bounds a
- * session's share, and a worker with nothing queued sleeps.
+ * The queue workers run at nice -worker_priority, and at nice -flood_worker_priority
+ * while a session's flood limit is on (best effort: needs CAP_SYS_NICE). A worker is the
+ * packet path of every session: when one session burns the CPUs (a flood of blocked
+ * attempts), a worker at the sessions' own priority waits for a CPU while every other
+ * session's DNS waits for it (t_gateway_flood: another session's DNS p99 93 ms at nice
+ * 0, 38 ms at nice -10, on a machine at load 15). Not all the time: a worker that
+ * preempts at once wakes per packet instead of per batch, which cost a third of the DNS
+ * queries/s on a quiet machine (docs/bench-gateway.md).
  */
+static void set_nice(struct gw_worker *w, pid_t tid, unsigned n)
+{
+	if (n == w->nice_now || n > 20)
+		return;
+	/* 0 is the daemon's own nice, as found at start. On failure (no CAP_SYS_NICE) it
+	 * is not retried until the answer changes. */
+	(void)setpriority(PRIO_PROCESS, (id_t)tid, n ? -(int)n : w->nice_base);
+	w->nice_now = n;
+}
+
+static unsigned nice_wanted(const struct gateway *g)
+{
+	unsigned n = g->cfg.worker_priority;
+
+	if (atomic_load_explicit(&g->flood_on, memory_order_relaxed) &&
+	    g->cfg.flood_worker_priority > n)
+		n = g->cfg.flood_worker_priority;
+	return n;
+}
+
+/* At start, on the worker's own thread; from then on the flood code renices it. */
 static void prioritise(struct gw_worker *w)
 {
-	unsigned n = w->g->cfg.worker_priority;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
 
-	if (n > 0 && n <= 20)
-		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -(int)n);
+	errno = 0;
+	w->nice_base = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno)
+		w->nice_base = 0;
+	gw_flood_lock_nft(w->g);   /* a limit engaged meanwhile renices this one too */
+	set_nice(w, tid, nice_wanted(w->g));
+	atomic_store_explicit(&w->tid, tid, memory_order_release);
+	gw_flood_unlock_nft(w->g);
+}
+
+void gw_workers_renice(struct gateway *g)
+{
+	for (unsigned i = 0; i < g->nw; i++) {
+		pid_t tid = atomic_load_explicit(&g->w[i].tid, memory_order_acquire);
+
+		if (tid > 0)
+			set_nice(&g->w[i], tid, nice_wanted(g));
+	}
 }
 
 /* Sends one config message and waits for its ACK. 0 or -errno from the kernel. */

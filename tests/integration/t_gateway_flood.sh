@@ -116,6 +116,27 @@ rss_watch() {
 		sleep 0.2
 	done
 }
+# nfq_nice: the queue workers' (sg-nfq*) nice values, lowest first, one line.
+nfq_nice() {
+	local t
+	for t in /proc/$DPID/task/*; do
+		case "$(cat "$t/comm" 2>/dev/null)" in
+		sg-nfq*) sed 's/.*) //' "$t/stat" 2>/dev/null | awk '{ print $17 }' ;;
+		esac
+	done | sort -n | tr '\n' ' '
+}
+# nice_watch FILE: the lowest nice a queue worker had (every 200 ms until killed).
+nice_watch() {
+	local min=100 n
+	while :; do
+		n=$(nfq_nice | cut -d' ' -f1)
+		[ -n "$n" ] && [ "$n" -lt "$min" ] && min=$n && echo "$min" >"$1"
+		sleep 0.2
+	done
+}
+workers_at_base() { [ -n "$(nfq_nice)" ] && [ "$(nfq_nice | tr -d ' 0')" = "" ]; }
+NICE0=$(nfq_nice)
+check "the queue workers run at the daemon's nice before any flood ($NICE0)" workers_at_base
 
 # ---- control: below the budget, every blocked attempt has its own net.connect ----------
 in_sess fl python3 "$T_TMP/flood.py" tcp 50 1 >"$T_TMP/ctl.n"
@@ -140,6 +161,14 @@ p99_check() {
 	known_gap "$1: another session's DNS p99 <= $lim ms ($p ms; without a flood $BASE99 ms; $(cut -d' ' -f3 <<<"$VIC") lost)$why" \
 		awk -v p="$p" -v l="$lim" 'BEGIN { exit !(p <= l) }'
 }
+# nice_check WHAT: while the flood limit was on the workers ran at nice -10
+# (gateway.flood_worker_priority), and they are back at the daemon's once it is lifted.
+nice_check() {
+	check "$1: the queue workers at nice -10 while the flood limit was on (lowest $NICE_MIN)" \
+		test "$NICE_MIN" -eq -10
+	check "$1: the workers back at the daemon's nice when the limit is lifted" \
+		wait_for "workers at nice 0" 20 workers_at_base
+}
 # rate_check WHAT: >= 100k attempts in the 10 s.
 rate_check() {
 	known_gap "$1: >= 100k attempts in 10 s ($N)" test "$N" -ge 100000
@@ -147,10 +176,13 @@ rate_check() {
 # known_gap WHAT CMD...: a target of issue 14 item 6 that does not hold on every run here.
 # The p99: until 2026-12-02 a DNS flood's queries that conntrack took for replies passed
 # the flood limit and kept the queue full, and the workers at the sessions' priority
-# took seconds to drain the burst queued before the limit engaged (both fixed: in two
-# release runs at load 19-22 it held in three of the four floods, 66 ms against 32 ms
-# without a flood in the fourth); what is left, above all under ASan on a loaded 2-vCPU
-# machine, is the flood's CPU: with the queue empty the victim's p50 still doubles
+# took seconds to drain the burst queued before the limit engaged (both fixed). With the
+# workers at nice -10 while a limit is on (gateway.flood_worker_priority), on a quiet
+# machine under ASan: the DNS flood held in 5 of 6 runs (7.4-9.8 ms, 12.8 in the sixth;
+# 17.5 and 23.5 ms with the workers left at 0); the connect() flood did not (11.9-22.3
+# ms against 3.3-5.6 ms without a flood; 24-26 ms at 0), nor with the flooding
+# session's cpu.shares at 64 (19.2, 15.2 ms): where the rest goes is not measured yet,
+# the kernel's work for 12k rejected connects/s (resets, conntrack) is the suspect
 # (docs/gateway.md "Flood limit"). And the
 # connect() flooder itself may not reach 100k there. Checked when it holds; when it
 # does not, printed loudly and not counted as a failure, so the figures stay on record
@@ -174,6 +206,9 @@ flood() {
 	echo 0 >"$T_TMP/rss.max"
 	rss_watch "$T_TMP/rss.max" &
 	wpid=$!
+	echo 100 >"$T_TMP/nice.min"
+	nice_watch "$T_TMP/nice.min" &
+	local npid=$!
 	in_sess vi python3 "$T_TMP/victim.py" 10 >"$T_TMP/vic.out" &
 	local vpid=$!
 	# 12k attempts/s from eight processes (TCP: each connect() is CPU-bound on a loaded
@@ -189,7 +224,8 @@ flood() {
 	echo "# $1 flood: the queues were empty $((i / 10)) s after the flood"
 	SECS=$(($(date +%s) - t0 + 1))   # attempts were decided during these (budget refills)
 	sleep 6.5   # the summaries of the flood's last interval
-	kill "$wpid"; wait "$wpid" 2>/dev/null
+	kill "$wpid" "$npid"; wait "$wpid" "$npid" 2>/dev/null
+	NICE_MIN=$(cat "$T_TMP/nice.min")
 	N=$(cat "$T_TMP/flood.n"); VIC=$(cat "$T_TMP/vic.out"); RSS=$(cat "$T_TMP/rss.max")
 	GROWTH=$(($(lines_flood) - lf0)); GROWTH_SESS=$(($(lines_not_vi) - l0)); GROWTH_ALL=$(($(lines) - l0a))
 	echo "# $1 flood: the lines by event: $(journal_lines "$SG_STATE" | tail -n "$GROWTH_ALL" |
@@ -236,6 +272,7 @@ check "tcp flood: lines one by one within the budget ($own <= 100/s x $SECS s + 
 check "tcp flood: journal growth <= 2000 lines ($GROWTH)" test "$GROWTH" -le 2000
 rss_check "tcp flood"
 p99_check "tcp flood"
+nice_check "tcp flood"
 check "tcp flood: the kernel's flood limit rejected most of it ($((k1 - k0)) of $N)" test $((k1 - k0)) -ge $((N / 2))
 e=$(evq '.event == "net.blocked_summary" and .session_id == "fl" and .kind == "flood"' | head -1)
 echeck "net.blocked_summary of the kernel's rejects: no destination, reason flood_limit" "$e" \
@@ -265,6 +302,7 @@ uns=$(evq '.event == "net.dns" and .status == "unsolicited" and .qname == "bad.w
 check "dns flood: the gateway's own REFUSED answers are (almost) never unsolicited net.dns ($uns; <= 1 %)" \
 	test "$uns" -le $((N / 100))
 p99_check "dns flood"
+nice_check "dns flood"
 e=$(evq '.event == "net.blocked_summary" and .session_id == "fl" and .kind == "dns"' | head -1)
 echeck "net.blocked_summary of queries: name, qtype, resolver, reason" "$e" \
 	'.name == "bad.web.test" and .qtype == "A" and .dst.ip == "198.18.1.2" and .dst.port == 53
