@@ -14,6 +14,13 @@ int hex_digit(char c)
 	return -1;
 }
 
+int hex_digit_any(char c)
+{
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return hex_digit(c);
+}
+
 void hex_encode(const uint8_t *in, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -14,6 +14,10 @@ extern const char hex_digits[17];
 /* The value of one lowercase hex digit, or -1 (uppercase included: not canonical). */
 int hex_digit(char c);
 
+/* The value of one hex digit of either case, or -1: for what others wrote (the audit
+ * subsystem's hex fields, an HTTP chunk size), never for our own hashes. */
+int hex_digit_any(char c);
+
 /* Writes the 2n lowercase digits of in[0..n) and a NUL to out (2n + 1 bytes). */
 void hex_encode(const uint8_t *in, size_t n, char *out);
 

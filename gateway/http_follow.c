@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "common/hex.h"
+
 #define CHUNK_LINE_MAX 1024      /* chunk-size line with extensions, trailer line */
 #define TRAILER_MAX 8192
 
@@ -74,17 +76,6 @@ void http_follow_free(struct http_follow *h)
 	free(h);
 }
 
-static int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* After the size line: data, or (size 0) the trailer section. */
 static void size_done(struct http_follow *h)
 {
@@ -105,7 +96,7 @@ static int chunk_byte(struct http_follow *h, uint8_t c)
 
 	switch (h->st) {
 	case F_CSIZE:
-		if ((v = hexval(c)) >= 0) {
+		if ((v = hex_digit_any((char)c)) >= 0) {
 			/* 15 hex digits already exceed any body we would let through */
 			if (++h->digits > 15)
 				return GW_PARSE_MALFORMED;

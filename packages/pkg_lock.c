@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "common/hex.h"
 #include "packages/pkg.h"
 
 static int b64val(char c)
@@ -29,7 +30,6 @@ static int b64val(char c)
 /* Base64 (either alphabet, padding optional) of s[0..n) into hex. 0 or -EINVAL. */
 static int b64_hex(const char *s, size_t n, char *hex, size_t hlen)
 {
-	static const char digits[] = "0123456789abcdef";
 	uint32_t acc = 0;
 	int bits = 0;
 	size_t o = 0;
@@ -49,8 +49,8 @@ static int b64_hex(const char *s, size_t n, char *hex, size_t hlen)
 				return -EINVAL;
 			unsigned byte = (acc >> bits) & 0xff;
 
-			hex[o++] = digits[byte >> 4];
-			hex[o++] = digits[byte & 15];
+			hex[o++] = hex_digits[byte >> 4];
+			hex[o++] = hex_digits[byte & 15];
 		}
 	}
 	if (o == 0 || hlen == 0)

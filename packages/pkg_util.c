@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "common/hex.h"
 #include "packages/pkg_int.h"
 
 /* ctime is taken from the kernel's coarse clock: up to a tick behind the exec time. */
@@ -66,7 +67,6 @@ int pkg_read_file(const char *path, size_t max, char **out, size_t *len)
 
 int pkg_sha256_file(const char *path, char hex[65])
 {
-	static const char digits[] = "0123456789abcdef";
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	EVP_MD_CTX *md;
 	unsigned char buf[65536], out[32];
@@ -91,12 +91,8 @@ int pkg_sha256_file(const char *path, char hex[65])
 		ret = -EIO;
 	EVP_MD_CTX_free(md);
 	close(fd);
-	for (unsigned i = 0; ret == 0 && i < 32; i++) {
-		hex[2 * i] = digits[out[i] >> 4];
-		hex[2 * i + 1] = digits[out[i] & 15];
-	}
 	if (ret == 0)
-		hex[64] = '\0';
+		hex_encode(out, 32, hex);
 	return ret;
 }
 

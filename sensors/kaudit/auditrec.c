@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "sensors/kaudit/auditrec.h"
 
 #define ARGC_MAX (1u << 17)          /* more than execve can pass (ARG_MAX / 2 bytes) */
@@ -98,17 +99,6 @@ int auditrec_next(const char *s, size_t len, size_t *off, struct auditrec_kv *kv
 	return 1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 int auditrec_decode(const struct auditrec_kv *kv, bool hex, char *out, size_t *outlen)
 {
 	if (kv->quoted || !hex) {
@@ -119,7 +109,7 @@ int auditrec_decode(const struct auditrec_kv *kv, bool hex, char *out, size_t *o
 	if (kv->vlen % 2)
 		return -EINVAL;
 	for (size_t i = 0; i < kv->vlen; i += 2) {
-		int hi = hexval(kv->val[i]), lo = hexval(kv->val[i + 1]);
+		int hi = hex_digit_any(kv->val[i]), lo = hex_digit_any(kv->val[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;
