@@ -254,12 +254,13 @@ void gw_blocksum_flush(struct gateway *g, bool force);
 /* Writes session mark_id's summaries now and forgets its budget (at unbind). */
 void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
 
+/* Every started queue worker to the nice the flood limits call for (nfq.c; called
+ * under the flood lock). */
+void gw_workers_renice(struct gateway *g);
+
 /* ---- the flood limit in the kernel (gateway/flood.c) ---- */
 struct gw_flood;
 /* rate: packets/second a limited session may send to the queue (0: never limit). */
-/* Every started worker to the nice the flood limits call for (nfq.c; under the flood
- * lock). */
-void gw_workers_renice(struct gateway *g);
 int gw_flood_new(uint32_t rate, struct gw_flood **out);
 void gw_flood_free(struct gw_flood *fl);
 /* Session id (sid) is past its blocked budget: limit it in the kernel (once), or note

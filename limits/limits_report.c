@@ -266,11 +266,6 @@ static void report_acc(struct lim_entry *e, struct lim_acc *a, const char *limit
 
 	if (!a->count || (!force && a->last_report_ms && now - a->last_report_ms < interval))
 		return;
-	/* A sample taken inside a throttled period sees its count and not yet its time:
-	 * wait for the time, at most as long as the longest period (cpu.max, 1 s). */
-	if (strcmp(limit, "cpu_throttle") == 0 && !a->amount && !force &&
-	    a->since_ms && now - a->since_ms < LIMITS_CPU_TIME_WAIT_MS)
-		return;
 	r.count = (int64_t)a->count;
 	r.window_ms = a->since_ms ? now - a->since_ms : -1;
 	if (strcmp(limit, "cpu_throttle") == 0 || strcmp(limit, "net_rate") == 0)
@@ -342,7 +337,11 @@ void lim_report_due(struct limits *L, struct lim_entry *e, int64_t now, bool for
 		   e->s->lim.memory, now, iv, force);
 	report_acc(e, &e->acc_pids, "pids_max", e->pids.peak ? (int64_t)e->pids.peak : -1,
 		   e->s->lim.pids, now, iv, force);
-	report_acc(e, &e->acc_cpu, "cpu_throttle", -1, 0, now, iv, force);
+	/* A sample taken inside a throttled period sees its count and not yet its time:
+	 * the report waits for the time, at most as long as the longest period (1 s). */
+	if (force || e->acc_cpu.amount || !e->acc_cpu.since_ms ||
+	    now - e->acc_cpu.since_ms >= LIMITS_CPU_TIME_WAIT_MS)
+		report_acc(e, &e->acc_cpu, "cpu_throttle", -1, 0, now, iv, force);
 	report_acc(e, &e->acc_net, "net_rate", -1, e->s->lim.net_rate, now, iv, force);
 	report_ooms(L, e, now, force);
 }
