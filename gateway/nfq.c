@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "dns/dns.h"
 #include "gateway/gw_int.h"
+#include "gateway/sockpid.h"
 
 #define NFQ_RBUF (0xffff + 4096)     /* one GSO packet plus its attributes */
 #define NFQ_SBUF (64 * 1024)         /* a batch of verdicts */
@@ -174,7 +175,10 @@ static int worker_setup(struct gw_worker *w)
 	w->rbuf = malloc(NFQ_RBUF);
 	w->sbuf = malloc(NFQ_SBUF);
 	w->msg = malloc(sizeof(*w->msg));
-	if (!w->rbuf || !w->sbuf || !w->msg)
+	w->later = calloc(GW_LATER_MAX, sizeof(*w->later));
+	w->n_later = 0;
+	w->holders = sockpid_cache_new();
+	if (!w->rbuf || !w->sbuf || !w->msg || !w->later || !w->holders)
 		return -ENOMEM;
 	pin(w);
 	prioritise(w);
@@ -205,8 +209,13 @@ static void worker_teardown(struct gw_worker *w)
 	free(w->rbuf);
 	free(w->sbuf);
 	free(w->msg);
+	gw_worker_later_run(w);   /* none is left unwritten */
+	free(w->later);
+	sockpid_cache_free(w->holders);
 	w->rbuf = w->sbuf = NULL;
 	w->msg = NULL;
+	w->later = NULL;
+	w->holders = NULL;
 }
 
 static int flush(struct gw_worker *w)
@@ -317,6 +326,7 @@ static int drain(struct gw_worker *w)
 		ret = -errno;
 	if (ret == 0)
 		ret = flush(w);
+	gw_worker_later_run(w);   /* after the verdicts: the lines waiting for a pid */
 	return ret;
 }
 

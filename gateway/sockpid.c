@@ -78,8 +78,9 @@ int sockpid_inode(int fd, const struct gw_pkt *p, uint32_t *ino)
 	return ret;
 }
 
-/* Whether process pid holds socket:[ino] among its first SOCKPID_FDS_MAX descriptors. */
-static bool holds(pid_t pid, const char *want)
+/* Whether process pid holds socket:[ino] among its first SOCKPID_FDS_MAX descriptors;
+ * *fd the descriptor. */
+static bool holds(pid_t pid, const char *want, int *fd)
 {
 	char dir[64], path[PATH_MAX], link[64];
 	struct dirent *de;
@@ -99,13 +100,29 @@ static bool holds(pid_t pid, const char *want)
 			continue;
 		link[n] = '\0';
 		found = strcmp(link, want) == 0;
+		if (found)
+			*fd = atoi(de->d_name);
 	}
 	closedir(d);
 	return found;
 }
 
+/* Whether process pid holds want at descriptor fd: one readlink. */
+static bool holds_at(pid_t pid, int fd, const char *want)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return strcmp(link, want) == 0;
+}
+
 /* Looks for the holder of want among dir/cgroup.procs; *budget counts processes left. */
-static int find_in(const char *dir, const char *want, int *budget, pid_t *pid)
+static int find_in(const char *dir, const char *want, int *budget, pid_t *pid, int *fd)
 {
 	char path[PATH_MAX];
 	int ret = -ENOENT;
@@ -119,7 +136,7 @@ static int find_in(const char *dir, const char *want, int *budget, pid_t *pid)
 		return -errno;
 	while (ret == -ENOENT && *budget > 0 && fscanf(f, "%ld", &v) == 1) {
 		(*budget)--;
-		if (v > 0 && v <= INT_MAX && holds((pid_t)v, want)) {
+		if (v > 0 && v <= INT_MAX && holds((pid_t)v, want, fd)) {
 			*pid = (pid_t)v;
 			ret = 0;
 		}
@@ -129,11 +146,12 @@ static int find_in(const char *dir, const char *want, int *budget, pid_t *pid)
 }
 
 /* dir and its sub-cgroups (depth first, at most depth levels below). */
-static int find_tree(const char *dir, const char *want, int depth, int *budget, pid_t *pid)
+static int find_tree(const char *dir, const char *want, int depth, int *budget, pid_t *pid,
+		     int *fd)
 {
 	char sub[PATH_MAX];
 	struct dirent *de;
-	int ret = find_in(dir, want, budget, pid);
+	int ret = find_in(dir, want, budget, pid, fd);
 	DIR *d;
 
 	if (ret != -ENOENT || depth == 0 || *budget <= 0)
@@ -146,7 +164,7 @@ static int find_tree(const char *dir, const char *want, int depth, int *budget, 
 			continue;
 		if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= (int)sizeof(sub))
 			continue;
-		ret = find_tree(sub, want, depth - 1, budget, pid);
+		ret = find_tree(sub, want, depth - 1, budget, pid, fd);
 		if (ret != 0 && ret != -ENOENT)
 			ret = -ENOENT;   /* a sub-cgroup removed while we looked: go on */
 	}
@@ -154,13 +172,117 @@ static int find_tree(const char *dir, const char *want, int depth, int *budget, 
 	return ret;
 }
 
+static int find(const char *cgdir, const char *want, pid_t *pid, int *fd)
+{
+	int budget = SOCKPID_PROCS_MAX;
+
+	/* A session's processes may have moved into cgroups below its own (a sandbox runtime
+	 * nesting its workers): they are still the session's. */
+	return find_tree(cgdir, want, SOCKPID_CG_DEPTH, &budget, pid, fd);
+}
+
 int sockpid_find(const char *cgdir, uint32_t ino, pid_t *pid)
 {
 	char want[64];
-	int budget = SOCKPID_PROCS_MAX;
+	int fd;
 
 	snprintf(want, sizeof(want), "socket:[%u]", ino);
-	/* A session's processes may have moved into cgroups below its own (a sandbox runtime
-	 * nesting its workers): they are still the session's. */
-	return find_tree(cgdir, want, SOCKPID_CG_DEPTH, &budget, pid);
+	return find(cgdir, want, pid, &fd);
+}
+
+/* ---- the cache ---------------------------------------------------------------------- */
+
+struct holder {
+	uint64_t cg_hash;         /* the session it was found in (FNV-1a of its cgroup) */
+	uint32_t ino;             /* 0: empty */
+	pid_t pid;
+	int fd;
+	uint64_t at_ms;           /* when it was found among the session's processes */
+};
+
+struct recent {
+	uint64_t cg_hash;         /* the session's cgroup directory (FNV-1a); 0: empty */
+	pid_t pid;                /* the last holder found there */
+	uint64_t at_ms;
+};
+
+struct sockpid_cache {
+	struct holder h[SOCKPID_CACHE_SOCKETS];
+	struct recent r[SOCKPID_CACHE_SESSIONS];
+	unsigned next_h, next_r;
+};
+
+struct sockpid_cache *sockpid_cache_new(void)
+{
+	return calloc(1, sizeof(struct sockpid_cache));
+}
+
+void sockpid_cache_free(struct sockpid_cache *c)
+{
+	free(c);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+static bool fresh(uint64_t at_ms, uint64_t now_ms)
+{
+	return now_ms >= at_ms && now_ms - at_ms <= SOCKPID_CACHE_MS;
+}
+
+static void remember(struct sockpid_cache *c, uint64_t cg, uint32_t ino, pid_t pid, int fd,
+		     uint64_t now_ms)
+{
+	struct recent *r = NULL;
+
+	c->h[c->next_h] = (struct holder){ cg, ino, pid, fd, now_ms };
+	c->next_h = (c->next_h + 1) % SOCKPID_CACHE_SOCKETS;
+	for (unsigned i = 0; i < SOCKPID_CACHE_SESSIONS && !r; i++)
+		if (c->r[i].cg_hash == cg)
+			r = &c->r[i];
+	if (!r) {
+		r = &c->r[c->next_r];
+		c->next_r = (c->next_r + 1) % SOCKPID_CACHE_SESSIONS;
+	}
+	*r = (struct recent){ cg, pid, now_ms };
+}
+
+int sockpid_find_cached(struct sockpid_cache *c, const char *cgdir, uint32_t ino,
+			uint64_t now_ms, pid_t *pid)
+{
+	uint64_t cg = fnv1a(cgdir);
+	char want[64];
+	int fd, ret;
+
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	/* The same socket again (a resolver client that keeps its socket): one readlink. */
+	for (unsigned i = 0; i < SOCKPID_CACHE_SOCKETS; i++) {
+		struct holder *h = &c->h[i];
+
+		if (h->ino == ino && h->cg_hash == cg && fresh(h->at_ms, now_ms) &&
+		    holds_at(h->pid, h->fd, want)) {
+			*pid = h->pid;
+			return 0;
+		}
+	}
+	/* A new socket of the session's last sender: that process's descriptors only. */
+	for (unsigned i = 0; i < SOCKPID_CACHE_SESSIONS; i++) {
+		struct recent *r = &c->r[i];
+
+		if (r->cg_hash == cg && fresh(r->at_ms, now_ms) && holds(r->pid, want, &fd)) {
+			remember(c, cg, ino, r->pid, fd, r->at_ms);
+			*pid = r->pid;
+			return 0;
+		}
+	}
+	ret = find(cgdir, want, pid, &fd);
+	if (ret == 0)
+		remember(c, cg, ino, *pid, fd, now_ms);
+	return ret;
 }
