@@ -191,9 +191,13 @@ rate_check() {
 # machine under ASan: the DNS flood held in 10 of 11 runs (6.0-9.8 ms, 12.8 in one;
 # 17.5 and 23.5 ms with the workers left at 0); the connect() flood in 2 of 5 (9.2,
 # 9.7, 12.6, 14.0, 27.2 ms against 2.6-4.2 ms without a flood; 24-26 ms at 0), and the
-# flooding session's cpu.shares at 16 did not change that (16.9, 8.3, 13.4 ms): where
-# the rest goes is not measured yet (perf: the flooders' own system calls and the
-# VM's interrupt path dominate)
+# flooding session's cpu.shares at 16 did not change that (16.9, 8.3, 13.4 ms). Then the
+# worker was timed per packet: the walk of a session's descriptors for a pid took 1-5 ms
+# under the flood and held every packet read behind it; it now runs after the verdicts
+# (net.connect) or hits a per-worker cache (DNS queries). After that, ASan, quiet: the
+# connect() flood held in 5 of 6 runs (7.4-8.9 ms; 15.1 in the run whose own no-flood
+# p99 was 11.9), the DNS flood in 6 of 6; release 2 of 3 (4.9, 5.6, 10.4 ms). What is
+# left: waits for the gateway lock (up to 3 ms) and for a CPU
 # (docs/gateway.md "Flood limit"). And the
 # connect() flooder itself may not reach 100k there. Checked when it holds; when it
 # does not, printed loudly and not counted as a failure, so the figures stay on record
