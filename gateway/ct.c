@@ -252,6 +252,7 @@ int gw_ct_main(struct sg_thread *t, void *arg)
 
 	c.d.g = c.g;
 	c.d.cev = &c.cev;
+	gw_prio_start(c.g, &c.g->ct_prio);   /* the workers' priority: they wait for its lock */
 	ret = ct_setup(&c);
 	if (ret)
 		log_errno(ret, "gateway: conntrack");

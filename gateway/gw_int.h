@@ -60,6 +60,17 @@ void gw_blocks_forget(struct gw_blocks *b, uint32_t id);
 /* Writes sandgate_gateway_session_blocked_total{session="..."} lines. */
 void gw_blocks_metrics(struct gw_blocks *b, FILE *out);
 
+/*
+ * The priority of a thread the packet path waits for (nfq.c): a queue worker, or the
+ * conntrack thread, which holds g->lock (flow ends, sweeps) and the flood lock (the
+ * flood tick). Set by the thread at start, then under the flood lock.
+ */
+struct gw_prio {
+	_Atomic pid_t tid;            /* 0 until the thread has set its start priority */
+	unsigned nice_now;            /* the N of the nice -N set last */
+	int nice_base;                /* its nice at start: what N = 0 puts back */
+};
+
 struct gw_worker {
 	struct gateway *g;
 	unsigned idx;
@@ -74,10 +85,7 @@ struct gw_worker {
 	int diagfd;                   /* sock_diag socket in the namespace, -1: no pids */
 	int raw4, raw6;               /* raw sockets for synthesised DNS answers, -1: not open */
 	int start_err;
-	/* Its priority (nfq.c): set by the worker at start, then under the flood lock. */
-	_Atomic pid_t tid;            /* 0 until the worker has set its start priority */
-	unsigned nice_now;            /* the N of the nice -N set last */
-	int nice_base;                /* its nice at start: what N = 0 puts back */
+	struct gw_prio prio;
 	/* A replacement packet for the verdict being given (a SYN without its Fast Open
 	 * data, gateway/handle.c); mangle_len 0: none. */
 	uint8_t mangle[128];
@@ -113,6 +121,7 @@ struct gateway {
 	struct gw_worker *w;
 	unsigned nw;
 	struct sg_thread *ct_t;       /* the conntrack thread (common/thread.h) */
+	struct gw_prio ct_prio;       /* its priority: the workers' (nfq.c) */
 	int ct_start_err;
 	pthread_mutex_t start_lock;   /* threads report their start here */
 	pthread_cond_t start_cond;
@@ -271,9 +280,11 @@ void gw_blocksum_flush(struct gateway *g, bool force);
 /* Writes session mark_id's summaries now and forgets its budget (at unbind). */
 void gw_blocksum_forget(struct gateway *g, uint32_t mark_id);
 
-/* Every started queue worker to the nice the flood limits call for (nfq.c; called
- * under the flood lock). */
+/* Every started queue worker, and the conntrack thread, to the nice the flood limits
+ * call for (nfq.c; called under the flood lock). */
 void gw_workers_renice(struct gateway *g);
+/* The calling thread's start priority, recorded in p (nfq.c): the workers' own. */
+void gw_prio_start(struct gateway *g, struct gw_prio *p);
 
 /* ---- the flood limit in the kernel (gateway/flood.c) ---- */
 struct gw_flood;

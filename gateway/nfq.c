@@ -52,7 +52,9 @@ static void pin(struct gw_worker *w)
 
 /*
  * The queue workers run at nice -worker_priority, and at nice -flood_worker_priority
- * while a session's flood limit is on (best effort: needs CAP_SYS_NICE). A worker is the
+ * while a session's flood limit is on (best effort: needs CAP_SYS_NICE); so does the
+ * conntrack thread, whose hold of g->lock every worker may wait for (under a connect()
+ * flood, workers waited up to 3 ms for it: t_gateway_flood, 2026-12-02). A worker is the
  * packet path of every session: when one session burns the CPUs (a flood of blocked
  * attempts), a worker at the sessions' own priority waits for a CPU while every other
  * session's DNS waits for it (t_gateway_flood: another session's DNS p99 93 ms at nice
@@ -60,14 +62,14 @@ static void pin(struct gw_worker *w)
  * preempts at once wakes per packet instead of per batch, which cost a third of the DNS
  * queries/s on a quiet machine (docs/bench-gateway.md).
  */
-static void set_nice(struct gw_worker *w, pid_t tid, unsigned n)
+static void set_nice(struct gw_prio *p, pid_t tid, unsigned n)
 {
-	if (n == w->nice_now || n > 20)
+	if (n == p->nice_now || n > 20)
 		return;
 	/* 0 is the daemon's own nice, as found at start. On failure (no CAP_SYS_NICE) it
 	 * is not retried until the answer changes. */
-	(void)setpriority(PRIO_PROCESS, (id_t)tid, n ? -(int)n : w->nice_base);
-	w->nice_now = n;
+	(void)setpriority(PRIO_PROCESS, (id_t)tid, n ? -(int)n : p->nice_base);
+	p->nice_now = n;
 }
 
 static unsigned nice_wanted(const struct gateway *g)
@@ -80,29 +82,34 @@ static unsigned nice_wanted(const struct gateway *g)
 	return n;
 }
 
-/* At start, on the worker's own thread; from then on the flood code renices it. */
-static void prioritise(struct gw_worker *w)
+/* At start, on the thread itself; from then on the flood code renices it. */
+void gw_prio_start(struct gateway *g, struct gw_prio *p)
 {
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 
 	errno = 0;
-	w->nice_base = getpriority(PRIO_PROCESS, (id_t)tid);
+	p->nice_base = getpriority(PRIO_PROCESS, (id_t)tid);
 	if (errno)
-		w->nice_base = 0;
-	gw_flood_lock_nft(w->g);   /* a limit engaged meanwhile renices this one too */
-	set_nice(w, tid, nice_wanted(w->g));
-	atomic_store_explicit(&w->tid, tid, memory_order_release);
-	gw_flood_unlock_nft(w->g);
+		p->nice_base = 0;
+	gw_flood_lock_nft(g);   /* a limit engaged meanwhile renices this one too */
+	set_nice(p, tid, nice_wanted(g));
+	atomic_store_explicit(&p->tid, tid, memory_order_release);
+	gw_flood_unlock_nft(g);
+}
+
+static void renice(struct gateway *g, struct gw_prio *p)
+{
+	pid_t tid = atomic_load_explicit(&p->tid, memory_order_acquire);
+
+	if (tid > 0)
+		set_nice(p, tid, nice_wanted(g));
 }
 
 void gw_workers_renice(struct gateway *g)
 {
-	for (unsigned i = 0; i < g->nw; i++) {
-		pid_t tid = atomic_load_explicit(&g->w[i].tid, memory_order_acquire);
-
-		if (tid > 0)
-			set_nice(&g->w[i], tid, nice_wanted(g));
-	}
+	for (unsigned i = 0; i < g->nw; i++)
+		renice(g, &g->w[i].prio);
+	renice(g, &g->ct_prio);
 }
 
 /* Sends one config message and waits for its ACK. 0 or -errno from the kernel. */
@@ -181,7 +188,7 @@ static int worker_setup(struct gw_worker *w)
 	if (!w->rbuf || !w->sbuf || !w->msg || !w->later || !w->holders)
 		return -ENOMEM;
 	pin(w);
-	prioritise(w);
+	gw_prio_start(w->g, &w->prio);
 	ret = gw_enter_netns(w->g);
 	if (ret == 0)
 		ret = open_socket(w);
