@@ -90,24 +90,9 @@ struct gw_worker {
 	 * data, gateway/handle.c); mangle_len 0: none. */
 	uint8_t mangle[128];
 	size_t mangle_len;
-	/* net.connect lines waiting for their pid: looked up once the batch's verdicts are
-	 * sent (gw_worker_later_run), so /proc is never read while packets wait. */
-	struct gw_later *later;
-	size_t n_later;
 	struct sockpid_cache *holders;   /* recent socket holders (gateway/sockpid.h) */
 };
 
-/* A decided flow's net.connect, to be written with its pid after the verdicts. */
-struct gw_later {
-	struct flow flow;
-	struct gw_pkt p;              /* the tuple only (its buffer pointers cleared) */
-	uint32_t mark;
-	int64_t uid;
-};
-#define GW_LATER_MAX 64
-
-/* The net.connect lines of the batch whose verdicts were just sent (handle.c). */
-void gw_worker_later_run(struct gw_worker *w);
 
 struct gateway {
 	struct gw_config cfg;

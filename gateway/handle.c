@@ -238,35 +238,6 @@ static int64_t pid_of(struct gw_worker *w, const struct gw_meta *m, const struct
 	return pid;
 }
 
-/* Keeps a net.connect for gw_worker_later_run; false: no room, write it now. */
-static bool defer_connect(struct gw_worker *w, const struct gw_meta *m, const struct gw_pkt *p,
-			  const struct flow *f)
-{
-	struct gw_later *l;
-
-	if (!w->later || w->n_later >= GW_LATER_MAX)
-		return false;
-	l = &w->later[w->n_later++];
-	l->flow = *f;
-	l->p = *p;
-	l->p.payload = l->p.l4 = NULL;   /* the packet's buffer is reused by the next read */
-	l->p.payload_len = l->p.l4_len = 0;
-	l->mark = m->mark;
-	l->uid = m->uid;
-	return true;
-}
-
-void gw_worker_later_run(struct gw_worker *w)
-{
-	for (size_t i = 0; i < w->n_later; i++) {
-		struct gw_later *l = &w->later[i];
-		struct gw_meta m = { .mark = l->mark, .uid = l->uid, .pid = -1 };
-
-		gw_emit(w->g, gw_ev_connect(w->g, &l->flow, pid_of(w, &m, &l->p)));
-	}
-	w->n_later = 0;
-}
-
 /* After the lock: net.connect of a flow decided by this packet, with its pid. */
 static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 			  const struct gw_pkt *p, struct gw_decision *dc)
@@ -284,17 +255,17 @@ static void connect_event(struct gw_worker *w, const struct gw_meta *m,
 	 * (gateway/blocksum.c), without its own line (nor its pid lookup). */
 	if (gw_summarised_connect(w->g, &dc->flow))
 		return;
-	gw_lat_observe(w->g, time_mono_us() - m->t0_us);
 	/*
-	 * Its pid is looked up after the batch's verdicts are sent: the walk of the
-	 * session's descriptors took 1-5 ms under load, and every packet read behind this
-	 * one waited for it (another session's DNS among them).
+	 * Looked up before the verdict, while the flow waits for it: the socket is still
+	 * there. After the verdict a short connection could be over first (tried on
+	 * 2026-12-02: curl's 100 KiB download ended before the lookup, pid null), and a
+	 * blocked one's process is the pid worth having. The per-worker cache keeps the
+	 * walk off most lookups.
 	 */
-	if (pid < 0 && defer_connect(w, m, p, &dc->flow))
-		return;
 	if (pid < 0)
 		pid = pid_of(w, m, p);
 	gw_emit(w->g, gw_ev_connect(w->g, &dc->flow, pid));
+	gw_lat_observe(w->g, time_mono_us() - m->t0_us);
 }
 
 void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint32_t *mark)

@@ -182,10 +182,8 @@ static int worker_setup(struct gw_worker *w)
 	w->rbuf = malloc(NFQ_RBUF);
 	w->sbuf = malloc(NFQ_SBUF);
 	w->msg = malloc(sizeof(*w->msg));
-	w->later = calloc(GW_LATER_MAX, sizeof(*w->later));
-	w->n_later = 0;
 	w->holders = sockpid_cache_new();
-	if (!w->rbuf || !w->sbuf || !w->msg || !w->later || !w->holders)
+	if (!w->rbuf || !w->sbuf || !w->msg || !w->holders)
 		return -ENOMEM;
 	pin(w);
 	gw_prio_start(w->g, &w->prio);
@@ -216,12 +214,9 @@ static void worker_teardown(struct gw_worker *w)
 	free(w->rbuf);
 	free(w->sbuf);
 	free(w->msg);
-	gw_worker_later_run(w);   /* none is left unwritten */
-	free(w->later);
 	sockpid_cache_free(w->holders);
 	w->rbuf = w->sbuf = NULL;
 	w->msg = NULL;
-	w->later = NULL;
 	w->holders = NULL;
 }
 
@@ -333,7 +328,6 @@ static int drain(struct gw_worker *w)
 		ret = -errno;
 	if (ret == 0)
 		ret = flush(w);
-	gw_worker_later_run(w);   /* after the verdicts: the lines waiting for a pid */
 	return ret;
 }
 

@@ -193,8 +193,9 @@ rate_check() {
 # 9.7, 12.6, 14.0, 27.2 ms against 2.6-4.2 ms without a flood; 24-26 ms at 0), and the
 # flooding session's cpu.shares at 16 did not change that (16.9, 8.3, 13.4 ms). Then the
 # worker was timed per packet: the walk of a session's descriptors for a pid took 1-5 ms
-# under the flood and held every packet read behind it; it now runs after the verdicts
-# (net.connect) or hits a per-worker cache (DNS queries). After that, quiet machine, the
+# under the flood and held every packet read behind it; it now hits a per-worker cache
+# mostly (and ran after the verdicts for net.connect in these runs: undone, it lost the
+# pid of short connections, docs/gateway.md). After that, quiet machine, the
 # connect() flood: ASan 7 of 12 runs (7.4-9.7 ms held; 13.1-17.4 not; the machine drifted
 # between batches), release 5 of 6 (3.5-9.1 ms; 10.4 once); the DNS flood 4-8 ms in every
 # run of both builds. What is left: waits for a CPU and for the gateway lock
