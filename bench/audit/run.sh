@@ -25,12 +25,18 @@ CG2=/sys/fs/cgroup/unified
 [ -d "$CG2" ] || CG2=/sys/fs/cgroup
 
 cleanup() {
-	[ -d "$CG2/$PARENT/b1" ] && echo 1 >"$CG2/$PARENT/b1/cgroup.kill" && sleep 0.2
+	# The session's processes and its holder (the namespaces' keeper, in .holder-b1: it
+	# outlives a daemon stop on purpose, sessions are adopted by the next daemon).
+	local c
+	for c in b1 .holder-b1; do
+		[ -d "$CG2/$PARENT/$c" ] && echo 1 >"$CG2/$PARENT/$c/cgroup.kill"
+	done
+	sleep 0.2
 	[ -n "${KEEP:-}" ] && kill "$KEEP" 2>/dev/null
 	[ -n "${DPID:-}" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID"
 	for h in "$CG2" /sys/fs/cgroup/memory /sys/fs/cgroup/cpu /sys/fs/cgroup/pids; do
 		[ -d "$h/$PARENT" ] || continue
-		for d in "$h/$PARENT"/*/; do [ -d "$d" ] && rmdir "$d"; done
+		for d in "$h/$PARENT"/*/ "$h/$PARENT"/.holder-*/; do [ -d "$d" ] && rmdir "$d"; done
 		rmdir "$h/$PARENT"
 	done 2>/dev/null
 	rm -rf "$T"
