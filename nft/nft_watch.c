@@ -290,6 +290,21 @@ static void gen_msg(struct nft_watch *w, const struct nlmsghdr *nlh, nft_tamper_
 	commit_reset(w);
 }
 
+static void one_msg(struct nft_watch *w, const struct nlmsghdr *nlh, nft_tamper_fn fn,
+		    void *ctx)
+{
+	uint16_t type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+	const struct msg_kind *k;
+
+	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES ||
+	    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)))
+		return;
+	if (type == NFT_MSG_NEWGEN)
+		gen_msg(w, nlh, fn, ctx);
+	else if ((k = kind_of(type)) != NULL)
+		object_msg(w, nlh, k);
+}
+
 int nft_watch_feed(struct nft_watch *w, const void *buf, size_t len, nft_tamper_fn fn,
 		   void *ctx)
 {
@@ -299,20 +314,28 @@ int nft_watch_feed(struct nft_watch *w, const void *buf, size_t len, nft_tamper_
 	 * int, so a length above 2 GiB passes it. */
 	while (len - off >= sizeof(struct nlmsghdr)) {
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)((const char *)buf + off);
-		uint16_t type = NFNL_MSG_TYPE(nlh->nlmsg_type);
-		const struct msg_kind *k;
+		struct nlmsghdr *copy = NULL;
 
 		if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > len - off)
 			break;
+		/*
+		 * libmnl walks a message's attributes up to its *aligned* end: a last message
+		 * whose padding is not in the buffer would be read past it (fuzz_nft_watch,
+		 * 2026-12-02). It is read from a zero-padded copy.
+		 */
+		if (NLMSG_ALIGN(nlh->nlmsg_len) > len - off) {
+			copy = calloc(1, NLMSG_ALIGN(nlh->nlmsg_len));
+			if (!copy) {
+				w->cur.lost = true;   /* the commit's report says it is incomplete */
+				break;
+			}
+			memcpy(copy, nlh, nlh->nlmsg_len);
+			nlh = copy;
+		}
 		off += NLMSG_ALIGN(nlh->nlmsg_len) < len - off ? NLMSG_ALIGN(nlh->nlmsg_len)
 							       : len - off;
-		if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES ||
-		    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)))
-			continue;
-		if (type == NFT_MSG_NEWGEN)
-			gen_msg(w, nlh, fn, ctx);
-		else if ((k = kind_of(type)) != NULL)
-			object_msg(w, nlh, k);
+		one_msg(w, nlh, fn, ctx);
+		free(copy);
 	}
 	return 0;
 }
