@@ -76,8 +76,14 @@ static int nl_request(int fd, uint16_t type, const void *data, size_t len, void 
 			ret = -errno;
 			goto out;
 		}
-		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)got);
-		     nh = NLMSG_NEXT(nh, got)) {
+		/*
+		 * got stays signed: NLMSG_NEXT takes a message's *aligned* length from it, so
+		 * after a last message whose padding is not in the datagram it goes below 0,
+		 * and as a size_t NLMSG_OK took the bytes past the buffer for a message
+		 * (heap-buffer-overflow, tests/unit/test_kaudit_nl.c). The kernel pads its
+		 * audit replies; nothing of the datagram is left unread.
+		 */
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, got); nh = NLMSG_NEXT(nh, got)) {
 			if (nh->nlmsg_seq != seq)
 				continue;
 			if (nh->nlmsg_type == NLMSG_ERROR) {
@@ -333,8 +339,8 @@ static int scan_read(int fd, uint32_t seq, uint8_t *buf, const char *key,
 			continue;
 		if (got < 0)
 			return -errno;
-		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)got);
-		     nh = NLMSG_NEXT(nh, got)) {
+		/* got stays signed (see nl_request). */
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, got); nh = NLMSG_NEXT(nh, got)) {
 			if (nh->nlmsg_seq != seq)
 				continue;
 			if (nh->nlmsg_type == NLMSG_DONE)
