@@ -232,8 +232,8 @@ static int64_t pid_of(struct gw_worker *w, const struct gw_meta *m, const struct
 	if (marktab_get_cgroup(w->g->marks, nft_mark_id(m->mark), cg, sizeof(cg)) != 0 ||
 	    sockpid_inode(w->diagfd, p, &ino) != 0)
 		return -1;
-	if ((w->holders ? sockpid_find_cached(w->holders, cg, ino, time_mono_ms(), &pid)
-			: sockpid_find(cg, ino, &pid)) != 0)
+	/* w->holders is there: worker_setup fails without it, and only its worker calls. */
+	if (sockpid_find_cached(w->holders, cg, ino, time_mono_ms(), &pid) != 0)
 		return -1;
 	return pid;
 }

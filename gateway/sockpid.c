@@ -121,6 +121,39 @@ static bool holds_at(pid_t pid, int fd, const char *want)
 	return strcmp(link, want) == 0;
 }
 
+/*
+ * When process pid started (field 22 of /proc/PID/stat, clock ticks since boot); 0 when
+ * it is gone or unreadable. With the pid it names one process: a pid that came back for
+ * another process comes back with a later start, since the host's pid counter has to
+ * wrap around pid_max for it (tens of thousands of forks, far more than one tick).
+ */
+static uint64_t start_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(buf, ')');
+	/* ") S ppid ...": starttime (field 22) is the 20th field after the name, each
+	 * preceded by one space. */
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &v) != 1)
+		return 0;
+	return v;
+}
+
 /* Looks for the holder of want among dir/cgroup.procs; *budget counts processes left. */
 static int find_in(const char *dir, const char *want, int *budget, pid_t *pid, int *fd)
 {
@@ -196,6 +229,7 @@ struct holder {
 	uint64_t cg_hash;         /* the session it was found in (FNV-1a of its cgroup) */
 	uint32_t ino;             /* 0: empty */
 	pid_t pid;
+	uint64_t start;           /* start_of(pid) when found: the process, not just its pid */
 	int fd;
 	uint64_t at_ms;           /* when it was found among the session's processes */
 };
@@ -203,6 +237,7 @@ struct holder {
 struct recent {
 	uint64_t cg_hash;         /* the session's cgroup directory (FNV-1a); 0: empty */
 	pid_t pid;                /* the last holder found there */
+	uint64_t start;           /* its start_of() */
 	uint64_t at_ms;
 };
 
@@ -236,12 +271,12 @@ static bool fresh(uint64_t at_ms, uint64_t now_ms)
 	return now_ms >= at_ms && now_ms - at_ms <= SOCKPID_CACHE_MS;
 }
 
-static void remember(struct sockpid_cache *c, uint64_t cg, uint32_t ino, pid_t pid, int fd,
-		     uint64_t now_ms)
+static void remember(struct sockpid_cache *c, uint64_t cg, uint32_t ino, pid_t pid,
+		     uint64_t start, int fd, uint64_t now_ms)
 {
 	struct recent *r = NULL;
 
-	c->h[c->next_h] = (struct holder){ cg, ino, pid, fd, now_ms };
+	c->h[c->next_h] = (struct holder){ cg, ino, pid, start, fd, now_ms };
 	c->next_h = (c->next_h + 1) % SOCKPID_CACHE_SOCKETS;
 	for (unsigned i = 0; i < SOCKPID_CACHE_SESSIONS && !r; i++)
 		if (c->r[i].cg_hash == cg)
@@ -250,23 +285,30 @@ static void remember(struct sockpid_cache *c, uint64_t cg, uint32_t ino, pid_t p
 		r = &c->r[c->next_r];
 		c->next_r = (c->next_r + 1) % SOCKPID_CACHE_SESSIONS;
 	}
-	*r = (struct recent){ cg, pid, now_ms };
+	*r = (struct recent){ cg, pid, start, now_ms };
 }
 
 int sockpid_find_cached(struct sockpid_cache *c, const char *cgdir, uint32_t ino,
 			uint64_t now_ms, pid_t *pid)
 {
-	uint64_t cg = fnv1a(cgdir);
+	uint64_t cg = fnv1a(cgdir), start;
 	char want[64];
 	int fd, ret;
 
 	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	/*
+	 * An entry's pid is checked to be the same process as the walk found, after the
+	 * descriptor (so the process checked is the one that held it): the holder may have
+	 * exited and its pid come back for a process of another session that was passed
+	 * the socket, or any of the session's sockets (t_gateway_pidattack named such an
+	 * s2 process for s1's packets before this check, 2026-12-02).
+	 */
 	/* The same socket again (a resolver client that keeps its socket): one readlink. */
 	for (unsigned i = 0; i < SOCKPID_CACHE_SOCKETS; i++) {
 		struct holder *h = &c->h[i];
 
 		if (h->ino == ino && h->cg_hash == cg && fresh(h->at_ms, now_ms) &&
-		    holds_at(h->pid, h->fd, want)) {
+		    holds_at(h->pid, h->fd, want) && start_of(h->pid) == h->start) {
 			*pid = h->pid;
 			return 0;
 		}
@@ -275,14 +317,16 @@ int sockpid_find_cached(struct sockpid_cache *c, const char *cgdir, uint32_t ino
 	for (unsigned i = 0; i < SOCKPID_CACHE_SESSIONS; i++) {
 		struct recent *r = &c->r[i];
 
-		if (r->cg_hash == cg && fresh(r->at_ms, now_ms) && holds(r->pid, want, &fd)) {
-			remember(c, cg, ino, r->pid, fd, r->at_ms);
+		if (r->cg_hash == cg && fresh(r->at_ms, now_ms) && holds(r->pid, want, &fd) &&
+		    start_of(r->pid) == r->start) {
+			remember(c, cg, ino, r->pid, r->start, fd, r->at_ms);
 			*pid = r->pid;
 			return 0;
 		}
 	}
 	ret = find(cgdir, want, pid, &fd);
-	if (ret == 0)
-		remember(c, cg, ino, *pid, fd, now_ms);
+	/* Kept only with its start: a process gone already is not remembered. */
+	if (ret == 0 && (start = start_of(*pid)) != 0)
+		remember(c, cg, ino, *pid, start, fd, now_ms);
 	return ret;
 }

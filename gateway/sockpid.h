@@ -35,7 +35,8 @@ int sockpid_find(const char *cgdir, uint32_t ino, pid_t *pid);
  * do not cost a walk of its processes' descriptors each: under a flood of another
  * session that walk took 1-5 ms of the worker's time per query (2026-12-02). An entry is
  * checked before it is used, never trusted: the process must still hold the socket at
- * the same descriptor (/proc/PID/fd/FD, one readlink). It is used only within
+ * the same descriptor (/proc/PID/fd/FD, one readlink) and be the same process, not a
+ * later one with its pid (its start time, /proc/PID/stat). It is used only within
  * SOCKPID_CACHE_MS of the walk that found the process among the session's own (a
  * session's process cannot leave its cgroup, see contain/), and a miss walks as
  * sockpid_find does. Kept: the socket last found for a socket inode

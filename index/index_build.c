@@ -15,12 +15,14 @@
 int index_prepare(struct index_db *db)
 {
 	static const char ins_event[] =
-		"INSERT OR IGNORE INTO events(seq, ts, event, session_id, segment, off, len,"
+		"INSERT OR IGNORE INTO events(seq, ts, eid, sid, segment, off, len,"
 		" pkg_name, pkg_version, reason, uid, euid, pid, ppid)"
 		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	static const char ins_name[] = "INSERT OR IGNORE INTO names(kind, value, seq) VALUES(?,?,?)";
-	static const char ins_event_name[] =
-		"INSERT OR IGNORE INTO event_names(event) VALUES(?)";
+	static const char get_event_id[] = "SELECT id FROM event_names WHERE event = ?";
+	static const char ins_event_name[] = "INSERT INTO event_names(event) VALUES(?)";
+	static const char get_session_id[] = "SELECT id FROM sessions WHERE session_id = ?";
+	static const char ins_session[] = "INSERT INTO sessions(session_id) VALUES(?)";
 	static const char get_cursor[] = "SELECT next_seq, segment, off FROM cursor WHERE id = 0";
 	static const char set_cursor[] =
 		"UPDATE cursor SET next_seq = ?, segment = ?, off = ? WHERE id = 0";
@@ -33,7 +35,13 @@ int index_prepare(struct index_db *db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(db->h, set_cursor, -1, &db->set_cursor, NULL);
 	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db->h, get_event_id, -1, &db->get_event_id, NULL);
+	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(db->h, ins_event_name, -1, &db->ins_event_name, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db->h, get_session_id, -1, &db->get_session_id, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db->h, ins_session, -1, &db->ins_session, NULL);
 	return index_sql_err(rc);
 }
 
@@ -92,35 +100,118 @@ void index_forget_known(struct index_db *db)
 	for (size_t i = 0; i < db->n_known; i++)
 		free(db->known_events[i]);
 	db->n_known = 0;
+	for (size_t i = 0; i < INDEX_KNOWN_SESSIONS && db->n_known_sessions; i++)
+		if (db->known_sessions[i].session_id) {
+			free(db->known_sessions[i].session_id);
+			db->known_sessions[i].session_id = NULL;
+			db->n_known_sessions--;
+		}
 }
 
-/* Stores the event name unless known to be stored: a handful of names, so a lookup in
- * memory spares nearly every line a statement. */
-static int note_event_name(struct index_db *db, const char *event)
+/*
+ * The id of text in a dictionary table (event_names, sessions): looked up with get,
+ * inserted with ins when absent. 0 and *id, or -errno.
+ */
+static int dict_id(struct index_db *db, sqlite3_stmt *get, sqlite3_stmt *ins,
+		   const char *text, int64_t *id)
+{
+	int rc;
+
+	bind_text(get, 1, text);
+	rc = sqlite3_step(get);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(get, 0);
+	sqlite3_reset(get);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return index_sql_err(rc);
+	bind_text(ins, 1, text);
+	rc = run(ins);
+	if (rc == 0)
+		*id = sqlite3_last_insert_rowid(db->h);
+	return rc;
+}
+
+/* The event name's id: a handful of names, so a lookup in memory spares nearly every
+ * line a statement. */
+static int event_id(struct index_db *db, const char *event, int64_t *id)
 {
 	int ret;
 
 	for (size_t i = 0; i < db->n_known; i++)
-		if (strcmp(db->known_events[i], event) == 0)
+		if (strcmp(db->known_events[i], event) == 0) {
+			*id = db->known_event_ids[i];
 			return 0;
-	bind_text(db->ins_event_name, 1, event);
-	ret = run(db->ins_event_name);
+		}
+	ret = dict_id(db, db->get_event_id, db->ins_event_name, event, id);
 	if (ret == 0 && db->n_known < INDEX_KNOWN_EVENTS &&
-	    (db->known_events[db->n_known] = strdup(event)))
+	    (db->known_events[db->n_known] = strdup(event))) {
+		db->known_event_ids[db->n_known] = *id;
 		db->n_known++;
+	}
 	return ret;
+}
+
+/* FNV-1a: the slot of a session id in the cache. */
+static size_t session_slot(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)(h & (INDEX_KNOWN_SESSIONS - 1));
+}
+
+/*
+ * The session's id, through a cache of INDEX_KNOWN_SESSIONS slots (open addressing;
+ * when 3/4 full it is emptied and refilled by the lines that follow: a host runs far
+ * fewer live sessions than that, and a miss costs one lookup statement, not a wrong id).
+ */
+static int session_id(struct index_db *db, const char *session, int64_t *id)
+{
+	size_t i = session_slot(session);
+	int ret;
+
+	for (; db->known_sessions[i].session_id; i = (i + 1) & (INDEX_KNOWN_SESSIONS - 1))
+		if (strcmp(db->known_sessions[i].session_id, session) == 0) {
+			*id = db->known_sessions[i].id;
+			return 0;
+		}
+	ret = dict_id(db, db->get_session_id, db->ins_session, session, id);
+	if (ret)
+		return ret;
+	if (db->n_known_sessions >= INDEX_KNOWN_SESSIONS / 4 * 3) {
+		for (size_t k = 0; k < INDEX_KNOWN_SESSIONS; k++) {
+			free(db->known_sessions[k].session_id);
+			db->known_sessions[k].session_id = NULL;
+		}
+		db->n_known_sessions = 0;
+		i = session_slot(session);
+	}
+	db->known_sessions[i].session_id = strdup(session);
+	if (db->known_sessions[i].session_id) {
+		db->known_sessions[i].id = *id;
+		db->n_known_sessions++;
+	}
+	return 0;
 }
 
 static int insert_row(struct index_db *db, const struct index_row *r,
 		      const struct follow_pos *pos)
 {
 	sqlite3_stmt *st = db->ins_event;
-	int ret;
+	int64_t eid = 0, sid = 0;
+	int ret = event_id(db, r->event, &eid);
 
+	if (ret == 0 && r->session_id)
+		ret = session_id(db, r->session_id, &sid);
+	if (ret)
+		return ret;
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)r->seq);
 	sqlite3_bind_int64(st, 2, r->ts_us);
-	bind_text(st, 3, r->event);
-	bind_text(st, 4, r->session_id);
+	sqlite3_bind_int64(st, 3, eid);
+	bind_opt(st, 4, r->session_id != NULL, sid);
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)pos->segment);
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)pos->offset);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)pos->len);
@@ -132,8 +223,6 @@ static int insert_row(struct index_db *db, const struct index_row *r,
 	bind_opt(st, 13, r->has_pid, r->pid);
 	bind_opt(st, 14, r->has_ppid, r->ppid);
 	ret = run(st);
-	if (ret == 0)
-		ret = note_event_name(db, r->event);
 	/* A seq seen before (duplicate line after a cursor reset) keeps its first names. */
 	if (ret == 0 && sqlite3_changes(db->h) > 0)
 		ret = insert_names(db, r);
@@ -223,13 +312,12 @@ int index_db_reset(struct index_db *db)
 {
 	static const char sql[] =
 		"BEGIN IMMEDIATE; DELETE FROM names; DELETE FROM events; DELETE FROM cold;"
-		" DELETE FROM event_names;"
 		" UPDATE cursor SET next_seq = 0, segment = 0, off = 0 WHERE id = 0; COMMIT;";
 	int ret;
 
+	/* event_names and sessions stay: their ids may be cached by another indexer. */
 	if (db->readonly)
 		return -EROFS;
-	index_forget_known(db);
 	ret = index_sql_err(sqlite3_exec(db->h, sql, NULL, NULL, NULL));
 	if (ret)
 		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);

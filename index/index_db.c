@@ -91,7 +91,14 @@ static int open_handle(struct index_db *db)
 		return index_sql_err(rc);
 	sqlite3_busy_timeout(db->h, 5000);
 	if (!db->readonly) {
-		rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+		/*
+		 * wal_autocheckpoint 16384 pages (64 MiB of WAL, default 1000): the B-tree
+		 * pages a batch rewrites are copied back once per checkpoint, so fewer
+		 * checkpoints copy less. Reindexing 973k lines: 6.6 -> 6.2 s (bench-query.md).
+		 */
+		rc = sqlite3_exec(db->h,
+				  "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+				  " PRAGMA wal_autocheckpoint=16384;",
 				  NULL, NULL, NULL);
 		if (rc != SQLITE_OK)
 			return index_sql_err(rc);
@@ -116,9 +123,12 @@ static void close_handle(struct index_db *db)
 	sqlite3_finalize(db->ins_name);
 	sqlite3_finalize(db->get_cursor);
 	sqlite3_finalize(db->set_cursor);
+	sqlite3_finalize(db->get_event_id);
 	sqlite3_finalize(db->ins_event_name);
+	sqlite3_finalize(db->get_session_id);
+	sqlite3_finalize(db->ins_session);
 	db->ins_event = db->ins_name = db->get_cursor = db->set_cursor = NULL;
-	db->ins_event_name = NULL;
+	db->get_event_id = db->ins_event_name = db->get_session_id = db->ins_session = NULL;
 	index_forget_known(db);
 	sqlite3_close(db->h);
 	db->h = NULL;

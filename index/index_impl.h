@@ -7,6 +7,19 @@
 #include "index/index.h"
 
 #define INDEX_KNOWN_EVENTS 128
+#define INDEX_KNOWN_SESSIONS 1024   /* slots of the session id cache (a power of two) */
+
+/*
+ * A session id cached by the indexer: the id its session_id has in `sessions`. Only ids
+ * that are committed, or inserted by this handle's open transaction, are kept (forgotten
+ * on rollback): an id once committed never changes, since no row of `sessions` or
+ * `event_names` is ever deleted (a reset keeps them), so another indexer taking turns on
+ * the file cannot make an entry wrong.
+ */
+struct index_known_session {
+	char *session_id;            /* NULL: free slot */
+	int64_t id;
+};
 
 struct index_db {
 	sqlite3 *h;
@@ -18,10 +31,14 @@ struct index_db {
 	char *cold_data;              /* the last cold segment read, decompressed (query) */
 	size_t cold_len;
 	uint64_t cold_seg;
-	sqlite3_stmt *ins_event, *ins_name, *get_cursor, *set_cursor, *ins_event_name;
-	/* Event names known to be in event_names (forgotten on rollback and reset). */
+	sqlite3_stmt *ins_event, *ins_name, *get_cursor, *set_cursor;
+	sqlite3_stmt *get_event_id, *ins_event_name, *get_session_id, *ins_session;
+	/* Event names and their ids in event_names (forgotten on rollback). */
 	char *known_events[INDEX_KNOWN_EVENTS];
+	int64_t known_event_ids[INDEX_KNOWN_EVENTS];
 	size_t n_known;
+	struct index_known_session known_sessions[INDEX_KNOWN_SESSIONS];
+	size_t n_known_sessions;
 	uint64_t bad_lines;          /* lines that were not indexable (counted, skipped) */
 };
 
@@ -34,7 +51,7 @@ int index_cold_line(struct index_db *db, const struct follow_pos *pos, char **li
 /* Prepares the writer's statements. Returns 0 or -errno. */
 int index_prepare(struct index_db *db);
 
-/* Forgets which event names are stored (after a rollback or a reset). */
+/* Forgets the cached event and session ids (after a rollback). */
 void index_forget_known(struct index_db *db);
 
 #endif

@@ -96,14 +96,14 @@ static int add_name(struct index_sql *s, int kind, const char *v, bool lower)
 
 static int add_events(struct index_sql *s, const struct index_query *q)
 {
-	int ret = add_sql(s, " AND event IN (");
+	int ret = add_sql(s, " AND eid IN (SELECT id FROM event_names WHERE event IN (");
 
 	for (size_t i = 0; i < q->n_events && ret == 0; i++) {
 		ret = add_sql(s, i ? ",?" : "?");
 		if (ret == 0)
 			ret = add_text(s, q->events[i]);
 	}
-	return ret ? ret : add_sql(s, ")");
+	return ret ? ret : add_sql(s, "))");
 }
 
 static int add_eq(struct index_sql *s, const char *frag, const char *v)
@@ -118,7 +118,8 @@ static int add_scalars(struct index_sql *s, const struct index_query *q)
 	int ret = 0;
 
 	if (q->session)
-		ret = add_eq(s, " AND session_id = ?", q->session);
+		ret = add_eq(s, " AND sid = (SELECT id FROM sessions WHERE session_id = ?)",
+			     q->session);
 	if (ret == 0 && q->has_since && (ret = add_sql(s, " AND ts >= ?")) == 0)
 		ret = add_int(s, q->since_us);
 	if (ret == 0 && q->has_until && (ret = add_sql(s, " AND ts <= ?")) == 0)
@@ -154,10 +155,10 @@ int index_sql_build(const struct index_query *q, struct index_sql *out)
 		ret = add_name(out, INDEX_NAME_PATH, q->path, false);
 	if (ret == 0 && q->domain)
 		ret = add_name(out, INDEX_NAME_DOMAIN, q->domain, true);
-	/* A question on time alone walks (event, ts) once per event name (no ts index). */
+	/* A question on time alone walks (eid, ts) once per event name (no ts index). */
 	if (ret == 0 && (q->has_since || q->has_until) && !q->session && !q->n_events &&
 	    !q->pkg_name && !q->reason && !q->has_uid && !q->path && !q->domain)
-		ret = add_sql(out, " AND event IN (SELECT event FROM event_names)");
+		ret = add_sql(out, " AND eid IN (SELECT id FROM event_names)");
 	if (ret == 0 && !q->include_cold)
 		ret = add_sql(out, " AND segment NOT IN (SELECT segment FROM cold)");
 	if (ret == 0)

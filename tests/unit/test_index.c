@@ -108,8 +108,8 @@ static void test_sql_all_filters(void **state)
 	assert_int_equal(index_sql_build(&q, &s), 0);
 	/* The value never reaches the SQL text. */
 	assert_null(strstr(s.sql, "1=1"));
-	assert_non_null(strstr(s.sql, "session_id = ?"));
-	assert_non_null(strstr(s.sql, "event IN (?,?)"));
+	assert_non_null(strstr(s.sql, "sid = (SELECT id FROM sessions WHERE session_id = ?)"));
+	assert_non_null(strstr(s.sql, "eid IN (SELECT id FROM event_names WHERE event IN (?,?))"));
 	assert_non_null(strstr(s.sql, "kind = 1 AND value >= ? AND value < ?"));
 	assert_non_null(strstr(s.sql, "kind = 2 AND value = ?"));
 	assert_non_null(strstr(s.sql, "(uid = ? OR (euid = ? AND euid IS NOT uid))"));
