@@ -24,9 +24,12 @@
 #include "common/log.h"
 #include "dns/dns.h"
 #include "gateway/gw_int.h"
+#include "gateway/nfq.h"
 #include "gateway/sockpid.h"
 
 #define NFQ_RBUF (0xffff + 4096)     /* one GSO packet plus its attributes */
+/* The receive buffer: NFQ_RBUF received, and room for the last message's padding. */
+#define NFQ_RBUF_CAP (NFQ_RBUF + NLMSG_ALIGNTO)
 #define NFQ_SBUF (64 * 1024)         /* a batch of verdicts */
 #define NFQ_VERDICT_ROOM 320         /* one verdict message with a replaced SYN (128 B) */
 #define NFQ_SOCK_BUF (16 * 1024 * 1024)
@@ -179,7 +182,7 @@ static int worker_setup(struct gw_worker *w)
 	int ret;
 
 	w->diagfd = -1;
-	w->rbuf = malloc(NFQ_RBUF);
+	w->rbuf = malloc(NFQ_RBUF_CAP);
 	w->sbuf = malloc(NFQ_SBUF);
 	w->msg = malloc(sizeof(*w->msg));
 	w->holders = sockpid_cache_new();
@@ -279,38 +282,97 @@ static void fill_meta(struct nlattr **attr, struct gw_meta *m)
 	}
 }
 
-static int on_packet(struct gw_worker *w, const struct nlmsghdr *nlh)
+int nfq_packet_parse(const struct nlmsghdr *nlh, struct gw_meta *m)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
 	struct nfqnl_msg_packet_hdr *ph;
+
+	/* libmnl's walk would stop at once on a shorter one (its lengths are signed);
+	 * said here, as nft/nft_watch.c's one_msg() says it. */
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)))
+		return -EBADMSG;
+	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR] ||
+	    mnl_attr_get_payload_len(attr[NFQA_PACKET_HDR]) < sizeof(*ph))
+		return -EBADMSG;
+	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	m->id = ntohl(ph->packet_id);
+	fill_meta(attr, m);
+	return 0;
+}
+
+static int on_packet(struct gw_worker *w, const struct nlmsghdr *nlh)
+{
 	struct gw_meta m = { .uid = -1, .pid = -1, .t0_us = time_mono_us() };
 	uint32_t mark;
 	int verdict;
 
-	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR] ||
-	    mnl_attr_get_payload_len(attr[NFQA_PACKET_HDR]) < sizeof(*ph))
+	if (nfq_packet_parse(nlh, &m) != 0)
 		return 0;   /* no id: nothing to answer; the kernel's timeout is not ours */
-	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
-	m.id = ntohl(ph->packet_id);
-	fill_meta(attr, &m);
 	atomic_fetch_add_explicit(&w->g->st.packets, 1, memory_order_relaxed);
 	w->mangle_len = 0;
 	gw_handle(w, &m, &verdict, &mark);
 	return add_verdict(w, m.id, verdict, mark, mark != m.mark);
 }
 
-/* Every message of one recv: packets, and errors the kernel returned for verdicts. */
+int nfq_split(uint8_t *buf, size_t n, size_t cap, nfq_msg_fn fn, void *ctx,
+	      uint64_t *unread)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	if (cap < n)
+		cap = n;   /* no room past what was received */
+	while (ret == 0 && n - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(buf + off);
+		size_t len = nlh->nlmsg_len, end = NLMSG_ALIGN(len);
+
+		if (len < sizeof(*nlh) || len > n - off)
+			break;
+		/*
+		 * libmnl walks a message's attributes up to its *aligned* end, and the kernel
+		 * sends a queued packet unpadded (nlmsg_len is the skb's length, the payload
+		 * last): the last message's padding is not in the buffer, and an attribute
+		 * running into it (forged) was read past what was received (fuzz_nfq,
+		 * payload_into_padding). The buffer has room for it (cap), zeroed here; a
+		 * buffer without that room has the message counted, not read.
+		 */
+		if (end > n - off) {
+			if (end > cap - off)
+				break;
+			memset(buf + n, 0, off + end - n);
+		}
+		ret = fn(ctx, nlh);
+		off += end < n - off ? end : n - off;
+	}
+	/* A message cut short (or framing that is not one) ends the buffer: the rest is
+	 * counted, as the queue's own drops are. */
+	if (ret == 0 && off < n)
+		(*unread)++;
+	return ret;
+}
+
+/* One message of a recv: packets, and errors the kernel returned for verdicts. */
+static int on_msg(void *ctx, const struct nlmsghdr *nlh)
+{
+	struct gw_worker *w = ctx;
+
+	if (nlh->nlmsg_type == NLMSG_ERROR || nlh->nlmsg_type == NLMSG_DONE)
+		return 0;   /* a verdict for a packet the kernel dropped already */
+	if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_PACKET)
+		return on_packet(w, nlh);
+	return 0;
+}
+
+/* Every message of one recv (n at most NFQ_RBUF). */
 static int on_batch(struct gw_worker *w, size_t n)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)w->rbuf;
-	int len = (int)n, ret = 0;
+	uint64_t unread = 0;
+	int ret = nfq_split(w->rbuf, n, NFQ_RBUF_CAP, on_msg, w, &unread);
 
-	for (; ret == 0 && mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-		if (nlh->nlmsg_type == NLMSG_ERROR || nlh->nlmsg_type == NLMSG_DONE)
-			continue;   /* a verdict for a packet the kernel dropped already */
-		if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_PACKET)
-			ret = on_packet(w, nlh);
-	}
+	/* Not expected from the kernel: its packet went without a verdict (the queue
+	 * holds it until its socket closes, or fails open or closed when full). */
+	if (unread)
+		gw_ev_loss(w->g, "nfqueue", (int64_t)unread, "queue message not readable");
 	return ret;
 }
 
