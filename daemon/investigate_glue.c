@@ -72,7 +72,7 @@ static int index_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	if (ret == 0 && !inv->checked)
 		ret = index_check(inv);
 	if (ret == 0 && inv->db)
-		ret = index_db_step(inv->db, 5000, progressed);
+		ret = index_db_step(inv->db, INDEX_BATCH_LINES, progressed);
 	/* Another indexer (sandgate reindex) holds the file: its turn, ours next. */
 	return ret == -EBUSY ? 0 : ret;
 }

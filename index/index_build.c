@@ -79,7 +79,40 @@ static bool name_seen(const struct index_row *r, size_t i)
 	return false;
 }
 
-static int insert_names(struct index_db *db, const struct index_row *r)
+/* Keeps a names row for the end of the batch. 0 or -ENOMEM. */
+static int pend_name(struct index_db *db, int kind, const char *value, uint64_t seq)
+{
+	size_t len = strlen(value) + 1;
+
+	if (db->n_pending == db->cap_pending) {
+		size_t cap = db->cap_pending ? 2 * db->cap_pending : 4096;
+		struct index_pending_name *p = realloc(db->pending, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		db->pending = p;
+		db->cap_pending = cap;
+	}
+	if (db->text_len + len > db->text_cap) {
+		size_t cap = db->text_cap ? 2 * db->text_cap : 256 * 1024;
+		char *t;
+
+		while (cap < db->text_len + len)
+			cap *= 2;
+		t = realloc(db->pending_text, cap);
+		if (!t)
+			return -ENOMEM;
+		db->pending_text = t;
+		db->text_cap = cap;
+	}
+	memcpy(db->pending_text + db->text_len, value, len);
+	db->pending[db->n_pending++] = (struct index_pending_name){
+		.seq = seq, .value_at = db->text_len, .kind = kind };
+	db->text_len += len;
+	return 0;
+}
+
+static int pend_names(struct index_db *db, const struct index_row *r)
 {
 	int ret = 0;
 
@@ -87,12 +120,60 @@ static int insert_names(struct index_db *db, const struct index_row *r)
 		/* A name the line already gave (sni = domain, mostly) would only be ignored. */
 		if (i > 0 && name_seen(r, i))
 			continue;
-		sqlite3_bind_int(db->ins_name, 1, (int)r->names[i].kind);
-		bind_text(db->ins_name, 2, r->names[i].value);
-		sqlite3_bind_int64(db->ins_name, 3, (sqlite3_int64)r->seq);
-		ret = run(db->ins_name);
+		ret = pend_name(db, (int)r->names[i].kind, r->names[i].value, r->seq);
 	}
 	return ret;
+}
+
+/* The order of the names table's key (kind, value, seq); SQLite compares text bytewise.
+ * text: the batch's pending_text (qsort_r's argument). */
+static int pending_cmp(const void *a, const void *b, void *text)
+{
+	const struct index_pending_name *x = a, *y = b;
+	const char *pending_text_base = text;
+	int c;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	c = strcmp(pending_text_base + x->value_at, pending_text_base + y->value_at);
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The batch's names rows, in key order: inserted as the lines came, each one lands at a
+ * scattered place of a B-tree far larger than the page cache (a path or a domain is
+ * anywhere in it); sorted, consecutive rows share their leaf pages. Reindexing 973k
+ * lines: names took about 1.4 of 5.9 s unsorted (bench-query.md).
+ */
+static int insert_pending(struct index_db *db)
+{
+	int ret = 0;
+
+	if (db->n_pending > 1)
+		qsort_r(db->pending, db->n_pending, sizeof(*db->pending), pending_cmp,
+			db->pending_text);
+	for (size_t i = 0; i < db->n_pending && ret == 0; i++) {
+		const struct index_pending_name *p = &db->pending[i];
+
+		sqlite3_bind_int(db->ins_name, 1, p->kind);
+		bind_text(db->ins_name, 2, db->pending_text + p->value_at);
+		sqlite3_bind_int64(db->ins_name, 3, (sqlite3_int64)p->seq);
+		ret = run(db->ins_name);
+	}
+	db->n_pending = 0;
+	db->text_len = 0;
+	return ret;
+}
+
+void index_pending_free(struct index_db *db)
+{
+	free(db->pending);
+	free(db->pending_text);
+	db->pending = NULL;
+	db->pending_text = NULL;
+	db->n_pending = db->cap_pending = db->text_len = db->text_cap = 0;
 }
 
 void index_forget_known(struct index_db *db)
@@ -225,7 +306,7 @@ static int insert_row(struct index_db *db, const struct index_row *r,
 	ret = run(st);
 	/* A seq seen before (duplicate line after a cursor reset) keeps its first names. */
 	if (ret == 0 && sqlite3_changes(db->h) > 0)
-		ret = insert_names(db, r);
+		ret = pend_names(db, r);
 	return ret;
 }
 
@@ -283,6 +364,8 @@ int index_db_step(struct index_db *db, size_t max_lines, size_t *n)
 	ret = index_db_cursor(db, &c);
 	if (ret == 0)
 		ret = follow_read(db->journal_dir, &c, max_lines, on_line, db, n);
+	if (ret == 0)
+		ret = insert_pending(db);
 	if (ret == 0 && *n)
 		ret = store_cursor(db, &c);
 	if (ret == 0)
@@ -290,6 +373,7 @@ int index_db_step(struct index_db *db, size_t max_lines, size_t *n)
 	if (ret) {
 		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 		index_forget_known(db);
+		db->n_pending = db->text_len = 0;
 		*n = 0;
 	}
 	return ret;
@@ -302,7 +386,7 @@ int index_db_catch_up(struct index_db *db, uint64_t *total)
 
 	*total = 0;
 	do {
-		ret = index_db_step(db, 20000, &n);
+		ret = index_db_step(db, INDEX_BATCH_LINES, &n);
 		*total += n;
 	} while (ret == 0 && n > 0);
 	return ret;
@@ -346,13 +430,17 @@ static int index_cold_segment(struct index_db *db, uint64_t seg, const char *pat
 		(*n)++;
 	}
 	if (ret == 0)
+		ret = insert_pending(db);
+	if (ret == 0)
 		ret = index_db_mark_cold(db, seg);
 	if (ret == 0)
 		ret = index_sql_err(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
 	else if (data)
 		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-	if (ret)
+	if (ret) {
 		index_forget_known(db);
+		db->n_pending = db->text_len = 0;
+	}
 	free(data);
 	return ret;
 }

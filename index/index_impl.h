@@ -21,6 +21,13 @@ struct index_known_session {
 	int64_t id;
 };
 
+/* A names row waiting for the end of its batch (index_build.c). */
+struct index_pending_name {
+	uint64_t seq;
+	size_t value_at;             /* offset of the NUL-terminated value in pending_text */
+	int kind;
+};
+
 struct index_db {
 	sqlite3 *h;
 	bool readonly;
@@ -40,6 +47,11 @@ struct index_db {
 	struct index_known_session known_sessions[INDEX_KNOWN_SESSIONS];
 	size_t n_known_sessions;
 	uint64_t bad_lines;          /* lines that were not indexable (counted, skipped) */
+	/* The batch's names rows, inserted sorted at its end (index_build.c). */
+	struct index_pending_name *pending;
+	size_t n_pending, cap_pending;
+	char *pending_text;
+	size_t text_len, text_cap;
 };
 
 /* SQLite result code -> -errno: BUSY/LOCKED -EBUSY, NOMEM -ENOMEM, else -EIO. */
@@ -50,6 +62,9 @@ int index_cold_line(struct index_db *db, const struct follow_pos *pos, char **li
 
 /* Prepares the writer's statements. Returns 0 or -errno. */
 int index_prepare(struct index_db *db);
+
+/* Drops the batch's pending names rows and frees their buffers. */
+void index_pending_free(struct index_db *db);
 
 /* Forgets the cached event and session ids (after a rollback). */
 void index_forget_known(struct index_db *db);

@@ -276,6 +276,19 @@ static int scan_array(struct scan *sc, unsigned depth)
 	return 0;
 }
 
+/*
+ * key (NUL-terminated) equals the n bytes at k, which hold no NUL (a raw control byte or
+ * "\u0000" in a key is refused): a shorter key differs at its NUL, so the loop never
+ * reads past it. Inline, not strncmp: every member of every line comes through here.
+ */
+static inline bool key_is(const char *key, const char *k, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (key[j] != k[j])
+			return false;
+	return key[n] == '\0';
+}
+
 /* The key si names among keys (-1: none); keys are plain ASCII, so are compared raw
  * unless the key holds escapes, then decoded when short enough to be one of them. */
 static int key_index(const struct scan *sc, const struct str_info *si, const char *const *keys,
@@ -294,9 +307,8 @@ static int key_index(const struct scan *sc, const struct str_info *si, const cha
 		n = index_scan_decode(sc->s, &sv, buf);
 		k = buf;
 	}
-	/* k holds no NUL (a raw control byte or "\u0000" in a key is refused). */
 	for (size_t i = 0; i < n_keys; i++)
-		if (keys[i][0] == k[0] && strncmp(keys[i], k, n) == 0 && keys[i][n] == '\0')
+		if (key_is(keys[i], k, n))
 			return (int)i;
 	return -1;
 }
