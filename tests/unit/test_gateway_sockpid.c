@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -166,12 +167,18 @@ static void test_never_another_session(void **state)
 	sockpid_cache_free(c);
 }
 
-/* A child that holds what this process holds (it inherits the descriptors) until killed. */
+/*
+ * A child that holds what this process holds (it inherits the descriptors) until killed,
+ * or until this process ends: a failed assertion must not leave it holding ctest's
+ * output pipe (ctest then waits for it until its timeout).
+ */
 static pid_t holder_child(void)
 {
-	pid_t p = fork();
+	pid_t parent = getpid(), p = fork();
 
 	if (p == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(1);
 		for (;;)
 			pause();
 	}
