@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "index/index_impl.h"
 #include "journal/zseek.h"
 
@@ -18,7 +19,9 @@ int index_prepare(struct index_db *db)
 		"INSERT OR IGNORE INTO events(seq, ts, eid, sid, segment, off, len,"
 		" pkg_name, pkg_version, reason, uid, euid, pid, ppid)"
 		" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-	static const char ins_name[] = "INSERT OR IGNORE INTO names(kind, value, seq) VALUES(?,?,?)";
+	static const char ins_name[] =
+		"INSERT OR IGNORE INTO names(kind, value, first_seq, segment, seqs)"
+		" VALUES(?,?,?,?,?)";
 	static const char get_event_id[] = "SELECT id FROM event_names WHERE event = ?";
 	static const char ins_event_name[] = "INSERT INTO event_names(event) VALUES(?)";
 	static const char get_session_id[] = "SELECT id FROM sessions WHERE session_id = ?";
@@ -80,7 +83,8 @@ static bool name_seen(const struct index_row *r, size_t i)
 }
 
 /* Keeps a names row for the end of the batch. 0 or -ENOMEM. */
-static int pend_name(struct index_db *db, int kind, const char *value, uint64_t seq)
+static int pend_name(struct index_db *db, int kind, const char *value, uint64_t seq,
+		     uint64_t segment)
 {
 	size_t len = strlen(value) + 1;
 
@@ -107,12 +111,12 @@ static int pend_name(struct index_db *db, int kind, const char *value, uint64_t 
 	}
 	memcpy(db->pending_text + db->text_len, value, len);
 	db->pending[db->n_pending++] = (struct index_pending_name){
-		.seq = seq, .value_at = db->text_len, .kind = kind };
+		.seq = seq, .segment = segment, .value_at = db->text_len, .kind = kind };
 	db->text_len += len;
 	return 0;
 }
 
-static int pend_names(struct index_db *db, const struct index_row *r)
+static int pend_names(struct index_db *db, const struct index_row *r, uint64_t segment)
 {
 	int ret = 0;
 
@@ -120,7 +124,7 @@ static int pend_names(struct index_db *db, const struct index_row *r)
 		/* A name the line already gave (sni = domain, mostly) would only be ignored. */
 		if (i > 0 && name_seen(r, i))
 			continue;
-		ret = pend_name(db, (int)r->names[i].kind, r->names[i].value, r->seq);
+		ret = pend_name(db, (int)r->names[i].kind, r->names[i].value, r->seq, segment);
 	}
 	return ret;
 }
@@ -142,26 +146,51 @@ static int pending_cmp(const void *a, const void *b, void *text)
 }
 
 /*
- * The batch's names rows, in key order: inserted as the lines came, each one lands at a
- * scattered place of a B-tree far larger than the page cache (a path or a domain is
- * anywhere in it); sorted, consecutive rows share their leaf pages. Reindexing 973k
- * lines: names took about 1.4 of 5.9 s unsorted (bench-query.md).
+ * The batch's names as postings: sorted by (kind, value, seq), each run of one name in
+ * one segment becomes one row whose seqs lists its lines ("[3,17,20]"). A row never
+ * spans segments, so a segment's rows can be deleted whole (index_cold.c).
  */
 static int insert_pending(struct index_db *db)
 {
+	struct buf seqs;
+	size_t i = 0, j;
 	int ret = 0;
 
 	if (db->n_pending > 1)
 		qsort_r(db->pending, db->n_pending, sizeof(*db->pending), pending_cmp,
 			db->pending_text);
-	for (size_t i = 0; i < db->n_pending && ret == 0; i++) {
+	buf_init(&seqs);
+	while (i < db->n_pending && ret == 0) {
 		const struct index_pending_name *p = &db->pending[i];
+		const char *value = db->pending_text + p->value_at;
 
+		buf_reset(&seqs);
+		buf_putc(&seqs, '[');
+		for (j = i; j < db->n_pending; j++) {
+			const struct index_pending_name *q = &db->pending[j];
+
+			if (q->kind != p->kind || q->segment != p->segment ||
+			    (q->value_at != p->value_at &&
+			     strcmp(db->pending_text + q->value_at, value) != 0))
+				break;
+			if (j > i)
+				buf_putc(&seqs, ',');
+			buf_put_u64(&seqs, q->seq);
+		}
+		buf_putc(&seqs, ']');
+		if (seqs.oom) {
+			ret = -ENOMEM;
+			break;
+		}
 		sqlite3_bind_int(db->ins_name, 1, p->kind);
-		bind_text(db->ins_name, 2, db->pending_text + p->value_at);
+		bind_text(db->ins_name, 2, value);
 		sqlite3_bind_int64(db->ins_name, 3, (sqlite3_int64)p->seq);
+		sqlite3_bind_int64(db->ins_name, 4, (sqlite3_int64)p->segment);
+		sqlite3_bind_text(db->ins_name, 5, seqs.data, (int)seqs.len, SQLITE_STATIC);
 		ret = run(db->ins_name);
+		i = j;
 	}
+	buf_free(&seqs);
 	db->n_pending = 0;
 	db->text_len = 0;
 	return ret;
@@ -306,7 +335,7 @@ static int insert_row(struct index_db *db, const struct index_row *r,
 	ret = run(st);
 	/* A seq seen before (duplicate line after a cursor reset) keeps its first names. */
 	if (ret == 0 && sqlite3_changes(db->h) > 0)
-		ret = pend_names(db, r);
+		ret = pend_names(db, r, pos->segment);
 	return ret;
 }
 

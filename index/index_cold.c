@@ -34,8 +34,9 @@ int index_db_forget_segment(struct index_db *db, uint64_t segment)
 	int ret = index_sql_err(sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL));
 
 	if (ret == 0)
-		ret = exec_seg(db, "DELETE FROM names WHERE seq IN"
-			       " (SELECT seq FROM events WHERE segment = ?)", segment);
+		/* A names row never spans segments (index_build.c): the segment's go whole.
+		 * No index on segment: a scan of the postings, rare (retention). */
+		ret = exec_seg(db, "DELETE FROM names WHERE segment = ?", segment);
 	if (ret == 0)
 		ret = exec_seg(db, "DELETE FROM events WHERE segment = ?", segment);
 	if (ret == 0)

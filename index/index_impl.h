@@ -24,6 +24,7 @@ struct index_known_session {
 /* A names row waiting for the end of its batch (index_build.c). */
 struct index_pending_name {
 	uint64_t seq;
+	uint64_t segment;
 	size_t value_at;             /* offset of the NUL-terminated value in pending_text */
 	int kind;
 };

@@ -10,7 +10,11 @@
  *   event name and session are ids (eid, sid) into event_names and sessions: an integer
  *   key makes the row and its (eid, ts) and (sid, ts) index entries smaller and cheaper
  *   to compare than the text (schema 3, 2026-12-02; bench-query.md has the figures).
- * names: the line's paths (kind 1) and network names (kind 2), several per line.
+ * names: postings of the lines' paths (kind 1) and network names (kind 2): one row per
+ *   name per batch and segment, seqs the JSON array of the lines that carry it (read with
+ *   json_each). A row per (name, line) cost every line a B-tree insert at the name's
+ *   place, which is anywhere in the tree; a batch of 20,000 lines holds a few hundred
+ *   names, so this is tens of times fewer inserts.
  * event_names: every event name seen, with its id (a time-only question walks (eid, ts)
  *   once per name: an index on ts alone cost every line one more entry).
  * sessions: every session id seen, with its id. Rows of event_names and sessions are
@@ -30,7 +34,8 @@
 	" off INTEGER NOT NULL, len INTEGER NOT NULL, pkg_name TEXT, pkg_version TEXT,"  \
 	" reason TEXT, uid INTEGER, euid INTEGER, pid INTEGER, ppid INTEGER);"           \
 	"CREATE TABLE IF NOT EXISTS names(kind INTEGER NOT NULL, value TEXT NOT NULL,"   \
-	" seq INTEGER NOT NULL, PRIMARY KEY(kind, value, seq)) WITHOUT ROWID;"           \
+	" first_seq INTEGER NOT NULL, segment INTEGER NOT NULL, seqs TEXT NOT NULL,"      \
+	" PRIMARY KEY(kind, value, first_seq)) WITHOUT ROWID;"                            \
 	"CREATE TABLE IF NOT EXISTS event_names(id INTEGER PRIMARY KEY,"                 \
 	" event TEXT NOT NULL UNIQUE);"                                                   \
 	"CREATE TABLE IF NOT EXISTS sessions(id INTEGER PRIMARY KEY,"                    \

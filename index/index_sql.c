@@ -70,13 +70,16 @@ static int add_name(struct index_sql *s, int kind, const char *v, bool lower)
 		*p = (char)tolower((unsigned char)*p);
 	if (lower && !prefix && len > 1 && val[len - 1] == '.')
 		val[len - 1] = '\0';
+	/* names holds postings: each row's seqs is a JSON array of the lines. */
 	ret = add_sql(s, kind == INDEX_NAME_PATH
-			 ? " AND seq IN (SELECT seq FROM names WHERE kind = 1"
-			 : " AND seq IN (SELECT seq FROM names WHERE kind = 2");
+			 ? " AND seq IN (SELECT p.value FROM names, json_each(names.seqs) AS p"
+			   " WHERE kind = 1"
+			 : " AND seq IN (SELECT p.value FROM names, json_each(names.seqs) AS p"
+			   " WHERE kind = 2");
 	if (ret == 0 && !prefix)
-		ret = add_sql(s, " AND value = ?)");
+		ret = add_sql(s, " AND names.value = ?)");
 	if (ret == 0 && prefix)
-		ret = add_sql(s, " AND value >= ? AND value < ?)");
+		ret = add_sql(s, " AND names.value >= ? AND names.value < ?)");
 	if (ret == 0)
 		ret = add_text(s, val);
 	if (ret == 0 && prefix) {

@@ -110,8 +110,8 @@ static void test_sql_all_filters(void **state)
 	assert_null(strstr(s.sql, "1=1"));
 	assert_non_null(strstr(s.sql, "sid = (SELECT id FROM sessions WHERE session_id = ?)"));
 	assert_non_null(strstr(s.sql, "eid IN (SELECT id FROM event_names WHERE event IN (?,?))"));
-	assert_non_null(strstr(s.sql, "kind = 1 AND value >= ? AND value < ?"));
-	assert_non_null(strstr(s.sql, "kind = 2 AND value = ?"));
+	assert_non_null(strstr(s.sql, "kind = 1 AND names.value >= ? AND names.value < ?"));
+	assert_non_null(strstr(s.sql, "kind = 2 AND names.value = ?"));
 	assert_non_null(strstr(s.sql, "(uid = ? OR (euid = ? AND euid IS NOT uid))"));
 	assert_int_equal(s.n_params, 13);
 	assert_string_equal(s.params[0].text, "s1' OR 1=1 --");
@@ -136,7 +136,8 @@ static void test_sql_domain_normalised(void **state)
 	assert_int_equal(s.n_params, 1);
 	assert_string_equal(s.params[0].text, "example.test");
 	assert_string_equal(s.sql, "SELECT seq, segment, off, len FROM events WHERE 1 AND seq IN "
-			    "(SELECT seq FROM names WHERE kind = 2 AND value = ?)"
+			    "(SELECT p.value FROM names, json_each(names.seqs) AS p"
+			    " WHERE kind = 2 AND names.value = ?)"
 			    " AND segment NOT IN (SELECT segment FROM cold) ORDER BY seq");
 }
 
