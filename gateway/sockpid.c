@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "gateway/sockpid.h"
 
 struct diag_req {
@@ -122,36 +123,16 @@ static bool holds_at(pid_t pid, int fd, const char *want)
 }
 
 /*
- * When process pid started (field 22 of /proc/PID/stat, clock ticks since boot); 0 when
- * it is gone or unreadable. With the pid it names one process: a pid that came back for
- * another process comes back with a later start, since the host's pid counter has to
- * wrap around pid_max for it (tens of thousands of forks, far more than one tick).
+ * When process pid started (common/proc.h); 0 when it is gone or unreadable. With the
+ * pid it names one process: a pid that came back for another process comes back with a
+ * later start, since the host's pid counter has to wrap around pid_max for it (tens of
+ * thousands of forks, far more than one tick).
  */
 static uint64_t start_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long v;
-	ssize_t n;
-	int fd, i;
+	uint64_t start;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: fields count from the last ')'. */
-	p = strrchr(buf, ')');
-	/* ") S ppid ...": starttime (field 22) is the 20th field after the name, each
-	 * preceded by one space. */
-	for (i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &v) != 1)
-		return 0;
-	return v;
+	return proc_starttime(pid, &start) == 0 ? start : 0;
 }
 
 /* Looks for the holder of want among dir/cgroup.procs; *budget counts processes left. */

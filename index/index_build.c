@@ -205,17 +205,21 @@ void index_pending_free(struct index_db *db)
 	db->n_pending = db->cap_pending = db->text_len = db->text_cap = 0;
 }
 
+static void forget_sessions(struct index_db *db)
+{
+	for (size_t i = 0; i < INDEX_KNOWN_SESSIONS; i++) {
+		free(db->known_sessions[i].session_id);
+		db->known_sessions[i].session_id = NULL;
+	}
+	db->n_known_sessions = 0;
+}
+
 void index_forget_known(struct index_db *db)
 {
 	for (size_t i = 0; i < db->n_known; i++)
 		free(db->known_events[i]);
 	db->n_known = 0;
-	for (size_t i = 0; i < INDEX_KNOWN_SESSIONS && db->n_known_sessions; i++)
-		if (db->known_sessions[i].session_id) {
-			free(db->known_sessions[i].session_id);
-			db->known_sessions[i].session_id = NULL;
-			db->n_known_sessions--;
-		}
+	forget_sessions(db);
 }
 
 /*
@@ -292,11 +296,7 @@ static int session_id(struct index_db *db, const char *session, int64_t *id)
 	if (ret)
 		return ret;
 	if (db->n_known_sessions >= INDEX_KNOWN_SESSIONS / 4 * 3) {
-		for (size_t k = 0; k < INDEX_KNOWN_SESSIONS; k++) {
-			free(db->known_sessions[k].session_id);
-			db->known_sessions[k].session_id = NULL;
-		}
-		db->n_known_sessions = 0;
+		forget_sessions(db);
 		i = session_slot(session);
 	}
 	db->known_sessions[i].session_id = strdup(session);
