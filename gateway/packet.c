@@ -228,7 +228,8 @@ static uint32_t tcp_flight(const struct gw_packet_in *in, struct flow *f,
 		return in->mark;
 	}
 	act = gw_flight_segment(f, p, &j);
-	if (act == FLIGHT_PASS && !f->decided && (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST))) {
+	if (act == FLIGHT_PASS && !f->decided && (p->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST)) &&
+	    strcmp(gw_flight_unfinished(f), "no_data") != 0) {
 		/* The client gave up before its first flight was complete. A flow whose SYN
 		 * was not seen (its entry lost or made mid-stream) showed nothing that could
 		 * be read: it is not allowed on its FIN (its held bytes would follow). */
@@ -236,6 +237,12 @@ static uint32_t tcp_flight(const struct gw_packet_in *in, struct flow *f,
 		act = judge(jc, f) ? FLIGHT_PASS : FLIGHT_BLOCK;
 		f->committed = act == FLIGHT_PASS;
 	}
+	/* A FIN or RST before any byte was read decides nothing: it passes and the flow
+	 * stays undecided (recorded at its end, late). Bytes before it may have been dropped
+	 * ahead of the queue (a full queue; the session's --net-rate bucket passes a 52-byte
+	 * FIN and drops a full segment) and come again, and the server may not have taken
+	 * it (bad checksum, out of its window). Allowed here, the flow was committed and
+	 * those bytes went out unread (test_gateway_replay, test_fin_before_unread_bytes). */
 	if (act == FLIGHT_HOLD) {
 		jc->out->verdict = NF_DROP;
 		return in->mark;

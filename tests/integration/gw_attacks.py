@@ -14,6 +14,12 @@ hostile session tries on the gateway, with the standard library only.
   tcp53 HOST PORT             a TCP connection from port 53
   qd2 RESOLVER NAME1 NAME2    a DNS query with two questions; prints the rcode
   send HOST PORT TEXT         TEXT (Python escapes: \\r\\n) on a new connection
+  finfirst HOST PORT SNI DHOST DPORT DRAIN
+                              a ClientHello of about 900 bytes whose FIN reaches the
+                              gateway first: DRAIN bytes of UDP to DHOST:DPORT empty the
+                              session's --net-rate bucket just before, so the hello's
+                              segment is dropped ahead of the queue and the 52-byte FIN
+                              is not; TCP sends the hello again once the bucket refills
 """
 import os
 import random
@@ -24,8 +30,9 @@ import sys
 import time
 
 
-def hello(sni, sni2=None):
-    """A TLS 1.2/1.3 ClientHello in one record, like a small curl hello."""
+def hello(sni, sni2=None, pad=0):
+    """A TLS 1.2/1.3 ClientHello in one record, like a small curl hello; pad: the
+    length of a padding extension (RFC 7685), as browsers add one."""
     names = [sni] + ([sni2] if sni2 else [])
     lst = b"".join(b"\x00" + struct.pack(">H", len(n)) + n.encode() for n in names)
     ext_sni = struct.pack(">HH", 0, len(lst) + 2) + struct.pack(">H", len(lst)) + lst
@@ -33,6 +40,8 @@ def hello(sni, sni2=None):
     vers = b"\x00\x2b\x00\x05\x04\x03\x04\x03\x03"
     groups = b"\x00\x0a\x00\x04\x00\x02\x00\x1d"
     exts = ext_sni + alpn + vers + groups
+    if pad:
+        exts += struct.pack(">HH", 21, pad) + b"\x00" * pad
     body = b"\x03\x03" + os.urandom(32) + b"\x00" + b"\x00\x04\x13\x01\x13\x02" + b"\x01\x00"
     body += struct.pack(">H", len(exts)) + exts
     hs = b"\x01" + struct.pack(">I", len(body))[1:] + body
@@ -161,6 +170,20 @@ def tfo(host, port, name):
     s.close()
 
 
+def finfirst(host, port, sni, dhost, dport, drain):
+    h = hello(sni, pad=800)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = conn(host, port)
+    try:
+        u.sendto(b"d" * drain, (dhost, dport))
+        s.send(h)
+        s.shutdown(socket.SHUT_WR)
+        print(outcome(s, 4.0))
+    except OSError as e:
+        print("error:%s" % e.errno)
+    s.close()
+
+
 def keepalive(host, port, h1, h2):
     s = conn(host, port)
     try:
@@ -206,6 +229,8 @@ def main(a):
         run_mutate(a[1], int(a[2]), a[3], int(a[4]), int(a[5]))
     elif cmd == "tfo":
         tfo(a[1], int(a[2]), a[3])
+    elif cmd == "finfirst":
+        finfirst(a[1], int(a[2]), a[3], a[4], int(a[5]), int(a[6]))
     elif cmd == "keepalive":
         keepalive(a[1], int(a[2]), a[3], a[4])
     elif cmd == "udp53":

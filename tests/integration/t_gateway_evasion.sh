@@ -141,9 +141,55 @@ check "all 1000 mutated hellos recorded" wait_for "1000 net.connect" 60 sh -c \
 allowed=$(evq '.event == "net.connect" and .dst.ip == "198.18.1.5" and .verdict != "blocked"' | wc -l)
 check "none allowed without a matching SNI ($allowed allowed)" test "$allowed" = 0
 evq '.event == "net.connect" and .dst.ip == "198.18.1.5"' | jq -r '"# \(.verdict) \(.reason) \(.parse) late=\(.late)"' | sort | uniq -c
+if [ "$allowed" != 0 ]; then
+	# What to read when it fails (seen once in CI, 2026-12-02, not reproduced here):
+	# the allowed lines whole, every line of the same source ports, the sink's sockets.
+	echo "# allowed lines:"
+	evq '.event == "net.connect" and .dst.ip == "198.18.1.5" and .verdict != "blocked"' | head -5 | sed 's/^/#   /'
+	for p in $(evq '.event == "net.connect" and .dst.ip == "198.18.1.5" and .verdict != "blocked"' |
+		jq -r '.src.port' | head -5); do
+		echo "# every line of source port $p:"
+		evq ".src.port == $p" | sed 's/^/#   /'
+	done
+	echo "# sink sockets: $(ip netns exec "$PEER" ss -Htn state established '( sport = :8443 )' | wc -l)," \
+		"conntrack entries to :8443: $(in_gw conntrack -L -p tcp --dport 8443 2>/dev/null | wc -l)"
+	evq '.event == "sensor.loss"' | head -5 | sed 's/^/#   /'
+fi
 check "b.web.test's upstream got no byte of them" test "$(sz "$T_TMP/sb/8443.log")" = 0
 out=$(atk hello 198.18.1.5 8443 b.web.test ok)
 check "control: a hello with SNI b.web.test to its address arrives" grows "$T_TMP/sb/8443.log" 0
+
+# ---- a FIN ahead of the first flight ----------------------------------------------------------
+# Unprivileged, from a sandbox behind its own interface (interface mode) whose session
+# has --net-rate 16kbit (2,000 bytes/second, one bucket for both directions, in the
+# kernel before the queue): 1,400 bytes of UDP empty the bucket, so the ClientHello's
+# segment (963 bytes, SNI api.web.test to b.web.test's address) is dropped ahead of the
+# queue and the 52-byte FIN right after it is not. (A local socket learns of the drop and
+# sends the FIN with the data again; a routed sandbox's TCP does not.) Until 2026-12-03
+# the gateway took a FIN with nothing read for "no data, allowed" and let the hello
+# through unread when TCP sent it again.
+sg session create --id e2 --iface gwsbx --net-rate 16kbit >/dev/null && sg session start e2 >/dev/null
+out=$(ip netns exec "$SBX" dig +short +time=2 +tries=1 @198.18.1.3 b.web.test A)
+check "the sandbox resolves b.web.test ($out)" test "$out" = 198.18.1.5
+fin_first() {
+	sleep 1.2   # a full bucket again
+	ip netns exec "$SBX" python3 "$ATK" finfirst 198.18.1.5 8443 "$1" 198.18.1.4 9997 1400
+}
+s0=$(sz "$T_TMP/sb/8443.log")
+out=$(fin_first api.web.test)
+check "FIN ahead of its hello (SNI api.web.test to b.web.test's address): reset ($out)" test "$out" = reset
+n=$(( $(sz "$T_TMP/sb/8443.log") - s0 ))
+check "the upstream got none of it ($n bytes)" test "$n" = 0
+e=$(ev1 '.event == "net.connect" and .session_id == "e2" and .dst.ip == "198.18.1.5"')
+echeck "net.connect: blocked sni_mismatch, read when TCP sent it again" "$e" \
+	'.verdict == "blocked" and .reason == "sni_mismatch" and .sni == "api.web.test"'
+s0=$(sz "$T_TMP/sb/8443.log")
+out=$(fin_first b.web.test)
+check "control: the same with SNI b.web.test arrives once the bucket refills ($out)" \
+	grows "$T_TMP/sb/8443.log" "$s0"
+check "control: the bucket dropped the first sending" sh -c \
+	"ip netns exec '$GWNS' nft -j list counters table inet sandgate | jq -e '[.nftables[].counter? | select(.name? // \"\" | startswith(\"drops_\")) | .packets] | add > 0' >/dev/null"
+sg session cleanup e2 >/dev/null 2>&1
 
 # ---- TCP Fast Open: data in the SYN ---------------------------------------------------------
 in_gw sysctl -qw net.ipv4.tcp_fastopen=5

@@ -659,6 +659,67 @@ static void test_unbound_address(void **state)
 }
 
 
+/*
+ * A FIN (or RST) the gateway sees before any byte of the first flight decides nothing:
+ * the bytes before it may have been dropped ahead of the queue (a full queue, the
+ * session's own --net-rate bucket, which passes a 52-byte FIN and drops a 1400-byte
+ * segment) and come again, and the server may not have taken the FIN at all (bad
+ * checksum, out of its window). Until 2026-12-03 such a FIN was "no data, allowed" and
+ * committed: the data that followed went out unread. Here: SNI bad.web.test to api's
+ * address, its FIN first.
+ */
+static void test_fin_before_unread_bytes(void **state)
+{
+	uint8_t h[600], b[128];
+	size_t n = hello(h, "bad.web.test", NULL);
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 443, 40010, pdef);
+	/* The FIN after the flight, whose segment never reached the queue. */
+	run(b, tcp(b, CLIENT, 40010, API, 443, ISN + 1 + (uint32_t)n, PKT_TCP_FIN | PKT_TCP_ACK,
+		   NULL, 0), pdef);
+	assert_int_equal(dec.verdict, NF_ACCEPT);   /* the FIN itself may pass */
+	assert_false(dec.decided);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_UNDECIDED);
+	assert_int_equal(cap.n_conn, 0);
+	/* The flight, sent again: read, and refused. */
+	seg(API, 443, 40010, 0, h, n, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "blocked");
+	assert_string_equal(dec.flow.sni, "bad.web.test");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+	/* The same with an RST first (one the server would throw away). */
+	syn(API, 443, 40011, pdef);
+	run(b, tcp(b, CLIENT, 40011, API, 443, ISN + 100000u, PKT_TCP_RST, NULL, 0), pdef);
+	assert_false(dec.decided);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_UNDECIDED);
+	seg(API, 443, 40011, 0, h, n, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "blocked");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+}
+
+/* Control: a FIN after part of a flight still ends it, refused (incomplete). */
+static void test_fin_after_part_of_flight(void **state)
+{
+	uint8_t h[600], b[128];
+	size_t n = hello(h, "api.web.test", NULL);
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 443, 40012, pdef);
+	seg(API, 443, 40012, 0, h, 10, pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	run(b, tcp(b, CLIENT, 40012, API, 443, ISN + 1 + 10, PKT_TCP_FIN | PKT_TCP_ACK, NULL, 0),
+	    pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "blocked");
+	assert_string_equal(dec.flow.parse, "incomplete");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+	(void)n;
+}
+
 /* DNS only to a configured resolver: a query elsewhere is refused by the kernel. */
 static void test_query_to_other_resolver(void **state)
 {
@@ -693,6 +754,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_to_other_resolver, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fin_before_unread_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fin_after_part_of_flight, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
