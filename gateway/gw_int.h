@@ -28,7 +28,7 @@
 /* Counters for /metrics and sensor.loss; relaxed atomics, written by every thread. */
 struct gw_stats {
 	atomic_uint_fast64_t packets, verdicts_accept, verdicts_drop, batches;
-	atomic_uint_fast64_t flows_new, flows_ended, flows_untracked;
+	atomic_uint_fast64_t flows_new, flows_ended, flows_untracked, syn_tuple_reused;
 	atomic_uint_fast64_t dns_queries, dns_answers, dns_unanswered, dns_malformed;
 	atomic_uint_fast64_t malformed, unknown_session, unparsable;
 	atomic_uint_fast64_t queue_dropped, user_dropped, ct_overruns, emit_failed;

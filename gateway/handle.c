@@ -183,6 +183,7 @@ static void add_counts(struct gateway *g, const struct gw_counts *n)
 {
 	add(&g->st.flows_new, n->flows_new);
 	add(&g->st.flows_untracked, n->flows_untracked);
+	add(&g->st.syn_tuple_reused, n->syn_tuple_reused);
 	add(&g->st.unparsable, n->unparsable);
 	add(&g->st.dns_queries, n->dns_queries);
 	add(&g->st.dns_answers, n->dns_answers);

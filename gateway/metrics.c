@@ -21,6 +21,7 @@ static const struct counter_def counters[] = {
 	C(flows_new, "New flows seen"),
 	C(flows_ended, "Flows ended (conntrack destroy events)"),
 	C(flows_untracked, "Packets decided without a conntrack flow"),
+	C(syn_tuple_reused, "SYNs of a new connection on the tuple of an allowed flow not yet retired, dropped (TCP sends them again)"),
 	C(dns_queries, "DNS queries"),
 	C(dns_answers, "DNS answers"),
 	C(dns_unanswered, "DNS queries that got no answer"),

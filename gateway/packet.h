@@ -100,7 +100,7 @@ struct gw_decide_hooks {
 
 /* Counters the caller adds to its statistics. */
 struct gw_counts {
-	unsigned flows_new, flows_untracked, unparsable;
+	unsigned flows_new, flows_untracked, unparsable, syn_tuple_reused;
 	unsigned dns_queries, dns_answers, dns_malformed, dns_unanswered, dns_synth;
 	unsigned blocked_dns, blocked_flows, would_block_flows;
 };

@@ -14,6 +14,10 @@ hostile session tries on the gateway, with the standard library only.
   tcp53 HOST PORT             a TCP connection from port 53
   qd2 RESOLVER NAME1 NAME2    a DNS query with two questions; prints the rcode
   send HOST PORT TEXT         TEXT (Python escapes: \\r\\n) on a new connection
+  reuse HOST PORT SNI1 SNI2 N
+                              N times: a connection with SNI1, reset (SO_LINGER 0) once
+                              it was let out, and at once a new one from the same source
+                              port with SNI2; prints the second ones' outcomes
   finfirst HOST PORT SNI DHOST DPORT DRAIN
                               a ClientHello of about 900 bytes whose FIN reaches the
                               gateway first: DRAIN bytes of UDP to DHOST:DPORT empty the
@@ -184,6 +188,26 @@ def finfirst(host, port, sni, dhost, dport, drain):
     s.close()
 
 
+def reuse(host, port, sni1, sni2, n):
+    counts = {}
+    for _ in range(n):
+        try:
+            a = conn(host, port)
+            sport = a.getsockname()[1]
+            a.send(hello(sni1))
+            o1 = outcome(a, 0.3)   # "silent": let out (the sink answers nothing)
+            a.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            a.close()               # RST: the tuple is free at once
+            b = conn(host, port, src_port=sport)
+            b.send(hello(sni2))
+            o = "%s/%s" % (o1, outcome(b, 1.0))
+            b.close()
+        except OSError as e:
+            o = "error:%s" % e.errno
+        counts[o] = counts.get(o, 0) + 1
+    print(" ".join("%s=%d" % kv for kv in sorted(counts.items())))
+
+
 def keepalive(host, port, h1, h2):
     s = conn(host, port)
     try:
@@ -229,6 +253,8 @@ def main(a):
         run_mutate(a[1], int(a[2]), a[3], int(a[4]), int(a[5]))
     elif cmd == "tfo":
         tfo(a[1], int(a[2]), a[3])
+    elif cmd == "reuse":
+        reuse(a[1], int(a[2]), a[3], a[4], int(a[5]))
     elif cmd == "finfirst":
         finfirst(a[1], int(a[2]), a[3], a[4], int(a[5]), int(a[6]))
     elif cmd == "keepalive":

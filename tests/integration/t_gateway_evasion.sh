@@ -191,6 +191,21 @@ check "control: the bucket dropped the first sending" sh -c \
 	"ip netns exec '$GWNS' nft -j list counters table inet sandgate | jq -e '[.nftables[].counter? | select(.name? // \"\" | startswith(\"drops_\")) | .packets] | add > 0' >/dev/null"
 sg session cleanup e2 >/dev/null 2>&1
 
+# ---- a tuple used again at once -------------------------------------------------------------
+# Unprivileged: a connection with SNI b.web.test is let out; the client resets it
+# (SO_LINGER 0) and at once connects again from the same source port (conntrack makes a
+# new entry, undecided) with SNI api.web.test. The worker must not take the new
+# connection for the old one, whose verdict it still holds until the conntrack thread
+# reads the old entry's end.
+out=$(atk reuse 198.18.1.5 8443 b.web.test api.web.test 20)
+check "20 reused tuples, SNI api.web.test on the second connection: each reset ($out)" \
+	test "$out" = "silent/reset=20"
+check "the upstream got no hello with SNI api.web.test ($(grep -c api.web.test "$T_TMP/sb/8443.log") lines)" \
+	sh -c "! grep -q api.web.test '$T_TMP/sb/8443.log'"
+s0=$(sz "$T_TMP/sb/8443.log")
+out=$(atk reuse 198.18.1.5 8443 b.web.test b.web.test 3)
+check "control: with SNI b.web.test both connections are let out ($out)" test "$out" = "silent/silent=3"
+
 # ---- TCP Fast Open: data in the SYN ---------------------------------------------------------
 in_gw sysctl -qw net.ipv4.tcp_fastopen=5
 sd0=$(cnt syn_data)

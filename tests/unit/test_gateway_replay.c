@@ -720,6 +720,48 @@ static void test_fin_after_part_of_flight(void **state)
 	(void)n;
 }
 
+/*
+ * The tuple of an allowed flow used again at once: the client reset the connection and
+ * connected from the same port (a new conntrack entry, so its SYN is queued) before the
+ * old flow was retired. Until 2026-12-03 the new connection got the old verdict and its
+ * hello (SNI bad.web.test) went out unread. Its SYN is dropped until the flow is gone.
+ */
+static void test_syn_on_allowed_tuple(void **state)
+{
+	uint8_t h[600], bad[600], b[128];
+	size_t n = hello(h, "api.web.test", NULL), nb = hello(bad, "bad.web.test", NULL);
+	struct flow_key k;
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 443, 40013, pdef);
+	seg(API, 443, 40013, 0, h, n, pdef);
+	assert_string_equal(dec.flow.vstr, "allowed");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_ALLOW);
+	/* The new connection's SYN (another ISN), and one with the same ISN (a raw sender). */
+	run(b, tcp(b, CLIENT, 40013, API, 443, ISN + 77777u, PKT_TCP_SYN, NULL, 0), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_UNDECIDED);
+	assert_int_equal(dec.n.syn_tuple_reused, 1);
+	run(b, tcp(b, CLIENT, 40013, API, 443, ISN, PKT_TCP_SYN, NULL, 0), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	/* Once the old flow is retired (its conntrack end), the SYN sent again starts a new
+	 * flow, whose hello is read: refused. */
+	memset(&k, 0, sizeof(k));
+	k.family = AF_INET;
+	k.proto = IPPROTO_TCP;
+	memcpy(k.src, CLIENT, 4);
+	memcpy(k.dst, API, 4);
+	k.sport = 40013;
+	k.dport = 443;
+	assert_int_equal(flowtab_del(ft, &k), 0);
+	syn(API, 443, 40013, pdef);
+	seg(API, 443, 40013, 0, bad, nb, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "blocked");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+}
+
 /* DNS only to a configured resolver: a query elsewhere is refused by the kernel. */
 static void test_query_to_other_resolver(void **state)
 {
@@ -756,6 +798,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query_to_other_resolver, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fin_before_unread_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fin_after_part_of_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syn_on_allowed_tuple, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
