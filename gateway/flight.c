@@ -263,12 +263,38 @@ enum flight_act gw_flight_segment(struct flow *f, const struct gw_pkt *p,
 {
 	size_t off, end;
 
+	/*
+	 * Urgent data: a server that does not read it inline (the default: nginx, any
+	 * plain recv()) takes the byte at the urgent pointer out of the stream, so it reads
+	 * other bytes than were read here. The pointer may also come on an empty segment
+	 * and point at bytes still to come. Until 2026-12-03 it passed: an unprivileged
+	 * send(MSG_OOB) of the '2' of "Content-Length: 92" made the server read a body of 9
+	 * and then a request to a refused Host that was read here as the body
+	 * (t_gateway_raw.sh). No client of a name-decided protocol sends it: refused.
+	 */
+	if (p->tcp_flags & PKT_TCP_URG)
+		return refuse(f, "first_flight_inconsistent", j);
 	if (p->tcp_flags & PKT_TCP_SYN) {
+		/* Only a plain SYN is where a server starts counting: it drops or challenges a
+		 * SYN-ACK, SYN-FIN or SYN-RST from the client, and a SYN-ACK's data is not
+		 * taken off as Fast Open data is. None of them is let out. */
+		if ((p->tcp_flags & (PKT_TCP_ACK | PKT_TCP_FIN | PKT_TCP_RST)) || p->payload_len)
+			return FLIGHT_HOLD;
 		/* The origin: what the server will count from. (Data on a SYN never gets
 		 * here: the caller strips it.) Another origin once bytes were read would
 		 * make two streams of one flow. */
 		if (f->base_set && f->base != p->seq + 1 && (f->len || f->pass_hi || f->decided))
 			return refuse(f, "first_flight_inconsistent", j);
+		/* Nor does one before: the server keeps the first SYN it answered and
+		 * challenges a SYN with another ISN in the connection. Until 2026-12-03 such a
+		 * SYN moved the origin here: a hello with an allowed SNI at the second origin
+		 * was read, allowed and committed (the server queued it out of order), and a
+		 * hello with a refused SNI at the server's origin then went out in the kernel
+		 * (t_gateway_raw.sh, 212 bytes at the upstream). The first origin stays; the
+		 * SYN is dropped (a new connection on the tuple gets through once the flow is
+		 * retired at the old conntrack entry's end, as in tcp_flight). */
+		if (f->base_set && f->base != p->seq + 1)
+			return FLIGHT_HOLD;
 		f->base = p->seq + 1;
 		f->base_set = true;
 		return FLIGHT_PASS;

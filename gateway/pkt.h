@@ -14,6 +14,7 @@
 #define PKT_TCP_SYN 0x02
 #define PKT_TCP_RST 0x04
 #define PKT_TCP_ACK 0x10
+#define PKT_TCP_URG 0x20
 
 /* Longest "[v6]:port" text, with its NUL. */
 #define PKT_ADDR_STR_MAX 48

@@ -201,8 +201,10 @@ static size_t ip4(uint8_t *b, uint8_t proto, const uint8_t *src, const uint8_t *
 	return 20;
 }
 
-static size_t tcp(uint8_t *b, const uint8_t *src, uint16_t sport, const uint8_t *dst,
-		  uint16_t dport, uint32_t seq, uint8_t flags, const void *pay, size_t n)
+/* A TCP segment with urgent pointer urp (meaningful with PKT_TCP_URG in flags). */
+static size_t tcp_urp(uint8_t *b, const uint8_t *src, uint16_t sport, const uint8_t *dst,
+		      uint16_t dport, uint32_t seq, uint8_t flags, const void *pay, size_t n,
+		      uint16_t urp)
 {
 	uint8_t *t = b + 20, ph[12];
 	uint16_t c;
@@ -216,6 +218,7 @@ static size_t tcp(uint8_t *b, const uint8_t *src, uint16_t sport, const uint8_t 
 	t[12] = 5 << 4;
 	t[13] = flags;
 	t[14] = 0xff; t[15] = 0xff;
+	t[18] = (uint8_t)(urp >> 8); t[19] = (uint8_t)urp;
 	if (n)
 		memcpy(t + 20, pay, n);
 	memcpy(ph, src, 4);
@@ -228,6 +231,12 @@ static size_t tcp(uint8_t *b, const uint8_t *src, uint16_t sport, const uint8_t 
 	t[16] = (uint8_t)(c >> 8);
 	t[17] = (uint8_t)c;
 	return 40 + n;
+}
+
+static size_t tcp(uint8_t *b, const uint8_t *src, uint16_t sport, const uint8_t *dst,
+		  uint16_t dport, uint32_t seq, uint8_t flags, const void *pay, size_t n)
+{
+	return tcp_urp(b, src, sport, dst, dport, seq, flags, pay, n, 0);
 }
 
 static size_t udp(uint8_t *b, const uint8_t *src, uint16_t sport, const uint8_t *dst,
@@ -762,6 +771,97 @@ static void test_syn_on_allowed_tuple(void **state)
 	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
 }
 
+/*
+ * A second SYN with another ISN before any byte was read (a raw sender in its own
+ * namespace): the server keeps the first and challenges it, so it is no origin. Until
+ * 2026-12-03 the reader moved its origin there: the allowed hello at the second origin
+ * was read, allowed and committed, and the refused hello at the server's origin went
+ * out in the kernel. The first origin stays and the SYN (or a SYN-ACK) is dropped.
+ */
+static void test_second_syn_other_isn(void **state)
+{
+	uint8_t h[600], bad[600], b[700];
+	size_t n = hello(h, "api.web.test", NULL), nb = hello(bad, "bad.web.test", NULL);
+	uint32_t isn2 = ISN + (uint32_t)nb;   /* the allowed hello follows the refused one */
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 443, 40014, pdef);
+	run(b, tcp(b, CLIENT, 40014, API, 443, isn2, PKT_TCP_SYN, NULL, 0), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	assert_false(dec.decided);
+	run(b, tcp(b, CLIENT, 40014, API, 443, isn2, PKT_TCP_SYN | PKT_TCP_ACK, NULL, 0), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	/* The allowed hello at the second origin: after a gap from the first, not read. */
+	run(b, tcp(b, CLIENT, 40014, API, 443, isn2 + 1, PKT_TCP_ACK, h, n), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	assert_false(dec.decided);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_UNDECIDED);
+	/* What the server reads first: read here too, and refused. */
+	seg(API, 443, 40014, 0, bad, nb, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "blocked");
+	assert_string_equal(dec.flow.sni, "bad.web.test");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+	/* Control: the SYN sent again with its own ISN is a retransmission; the allowed hello
+	 * at that origin leaves. */
+	syn(API, 443, 40015, pdef);
+	syn(API, 443, 40015, pdef);
+	seg(API, 443, 40015, 0, h, n, pdef);
+	assert_int_equal(dec.verdict, NF_ACCEPT);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_ALLOW);
+}
+
+/* A SYN-ACK from the client with data (not taken off as Fast Open data): never let out. */
+static void test_client_synack_with_data(void **state)
+{
+	uint8_t b[700];
+	static const char text[] = "covert bytes on a SYN-ACK";
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 443, 40016, pdef);
+	run(b, tcp(b, CLIENT, 40016, API, 443, ISN, PKT_TCP_SYN | PKT_TCP_ACK, text,
+		   sizeof(text) - 1), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	assert_false(dec.decided);
+}
+
+/*
+ * Urgent data: a server not reading it inline takes the byte at the urgent pointer out
+ * of the stream, so it would read another request than the reader did ("Content-Length:
+ * 92" becomes 9 and the body a request to another Host). Until 2026-12-03 it passed.
+ * Refused whether the pointer comes with the data or on an empty ACK before it.
+ */
+static void test_urgent_pointer(void **state)
+{
+	static const char req[] = "POST / HTTP/1.1\r\nHost: api.web.test\r\n"
+				  "Content-Length: 92\r\n\r\n";
+	uint8_t b[700];
+	uint16_t k = (uint16_t)(strstr(req, "92") - req + 2);   /* one past the '2' */
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 80, 40017, pdef);
+	run(b, tcp_urp(b, CLIENT, 40017, API, 80, ISN + 1, PKT_TCP_ACK | PKT_TCP_URG, req,
+		       sizeof(req) - 1, k), pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "blocked");
+	assert_string_equal(dec.flow.reason, "first_flight_inconsistent");
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+	syn(API, 80, 40018, pdef);
+	run(b, tcp_urp(b, CLIENT, 40018, API, 80, ISN + 1, PKT_TCP_ACK | PKT_TCP_URG, NULL, 0, k),
+	    pdef);
+	assert_true(dec.decided);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_DENY);
+	/* Control: the same request without URG is read and allowed. */
+	syn(API, 80, 40019, pdef);
+	seg(API, 80, 40019, 0, req, sizeof(req) - 1, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "allowed");
+	assert_int_equal(dec.verdict, NF_ACCEPT);
+}
+
 /* DNS only to a configured resolver: a query elsewhere is refused by the kernel. */
 static void test_query_to_other_resolver(void **state)
 {
@@ -799,6 +899,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fin_before_unread_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fin_after_part_of_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_syn_on_allowed_tuple, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_second_syn_other_isn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_synack_with_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_urgent_pointer, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
