@@ -133,13 +133,14 @@ void as_emit_items(struct execpend_item *l)
  * have taken in the exec event, queued before the record was built: wait until it has
  * processed what was queued until now, and ask again.
  */
-static enum execpend_claim as_claim(struct auditsrc *s, pid_t pid, uint64_t ts_ns)
+static enum execpend_claim as_claim(struct auditsrc *s, pid_t pid, uint64_t ts_ns,
+				    struct execpend_item **held)
 {
 	struct execpend_item *l = NULL;
-	enum execpend_claim c = execpend_claim(s->a->pend, pid, ts_ns, &l);
+	enum execpend_claim c = execpend_claim(s->a->pend, pid, ts_ns, &l, held);
 
 	if (c == EXECPEND_NONE && audit_sync_wait(s->a, time_mono_ns(), 500))
-		c = execpend_claim(s->a->pend, pid, ts_ns, &l);
+		c = execpend_claim(s->a->pend, pid, ts_ns, &l, held);
 	as_emit_items(l);   /* execs of pid before this one whose record never came */
 	return c;
 }
@@ -147,6 +148,7 @@ static enum execpend_claim as_claim(struct auditsrc *s, pid_t pid, uint64_t ts_n
 static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 {
 	struct cn_event ev = { .kind = CN_EXEC, .pid = p->pid, .tgid = p->pid };
+	struct execpend_item *held = NULL;
 	struct ptab_ent pe;
 	struct exec_info *x;
 	int ret;
@@ -154,11 +156,13 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 	if (!p->syscall || !p->execve || !p->success || p->bad)
 		return;
 	ev.ts_ns = wall_ms_to_mono(p->ms);
-	if (!as_entry(s, p->pid, ev.ts_ns, &pe) || as_claim(s, p->pid, ev.ts_ns) == EXECPEND_DUP)
+	if (!as_entry(s, p->pid, ev.ts_ns, &pe) ||
+	    as_claim(s, p->pid, ev.ts_ns, &held) == EXECPEND_DUP)
 		return;
 	x = calloc(1, sizeof(*x));
 	if (!x || join_argv(&p->args, x) != 0) {
 		free(x);
+		execpend_items_free(held);
 		log_errno(-ENOMEM, "audit: process.exec of pid %d", (int)p->pid);
 		return;
 	}
@@ -173,6 +177,19 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 	memcpy(x->exe, p->exe, sizeof(x->exe));
 	x->has_cwd = p->has_cwd;
 	memcpy(x->cwd, p->cwd, sizeof(x->cwd));
+	/*
+	 * The kernel writes exe and cwd as seen from the process's root: after a chroot
+	 * (CAP_SYS_CHROOT is kept in a default session) a copy of curl at /jail/usr/bin/ls
+	 * was recorded as exe and program "/usr/bin/ls", exe_known_as null. The connector
+	 * read both from the daemon's root: when its exe is the record's under a prefix,
+	 * its exe and cwd are the ones reported.
+	 */
+	if (held && x->has_exe && held->x.has_exe && execpend_reroot(held->x.exe, x->exe)) {
+		x->root_len = strlen(held->x.exe) - strlen(p->exe);
+		x->has_cwd = held->x.has_cwd;
+		memcpy(x->cwd, held->x.cwd, sizeof(x->cwd));
+	}
+	execpend_items_free(held);
 	/* Complete unless the kernel (or our AUDIT_ARGV_MAX) cut them. */
 	x->argv_truncated = p->args.truncated;
 	x->args_kernel = true;

@@ -6,6 +6,7 @@
  * is to be emitted goes back to the caller as a list, outside the lock.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -180,10 +181,12 @@ int execpend_put(struct execpend *p, const struct cn_event *ev, const struct pta
 }
 
 enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns,
-				   struct execpend_item **emit)
+				   struct execpend_item **emit, struct execpend_item **claimed)
 {
 	enum execpend_claim ret = EXECPEND_NONE;
 
+	if (claimed)
+		*claimed = NULL;
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < p->n && ret == EXECPEND_NONE; i++) {
 		struct ep_slot *sl = slot_at(p, i);
@@ -200,6 +203,13 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
 		if (sl->it) {
 			p->st.claimed++;
 			ret = EXECPEND_CLAIMED;
+			if (claimed) {   /* handed over instead of freed by drop_slot */
+				*claimed = sl->it;
+				sl->it->next = NULL;
+				sl->it = NULL;
+				p->held--;
+				atomic_fetch_sub(held_of(p, sl->pid), 1);
+			}
 		} else {
 			p->st.dup++;
 			ret = EXECPEND_DUP;
@@ -209,6 +219,17 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
 	trim(p);
 	pthread_mutex_unlock(&p->mu);
 	return ret;
+}
+
+bool execpend_reroot(const char *held, char *exe)
+{
+	size_t hl = strlen(held), el = strlen(exe);
+
+	/* exe starts with '/': the prefix is whole path components */
+	if (exe[0] != '/' || hl <= el || hl >= PATH_MAX || strcmp(held + hl - el, exe) != 0)
+		return false;
+	memcpy(exe, held, hl + 1);
+	return true;
 }
 
 bool execpend_may_hold(struct execpend *p, pid_t pid)

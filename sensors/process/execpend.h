@@ -68,13 +68,24 @@ int execpend_put(struct execpend *p, const struct cn_event *ev, const struct pta
 		 struct exec_info *x, bool hold, uint64_t now, struct execpend_item **emit);
 
 /*
+ * A chroot'ed process's exe in the kernel's record is a path under its root (`chroot
+ * /jail /usr/bin/ls` is recorded as exe "/usr/bin/ls"); the connector read /proc/PID/exe
+ * from the daemon's root ("/jail/usr/bin/ls"). When held ends with exe (PATH_MAX bytes)
+ * after a non-empty prefix (that prefix is the process's root), exe becomes held: true.
+ * False, exe unchanged, otherwise (a later exec's program read by the connector is not
+ * taken for this one's).
+ */
+bool execpend_reroot(const char *held, char *exe);
+/*
  * Audit source: the record of an exec by pid at ts_ns (monotonic, from the record's
  * coarse ms time: never later than the exec). Records of one pid come in exec order, so
  * an exec of pid held from before ts_ns - EXECPEND_SLACK_NS will never get one: handed
  * to *emit (the connector's account). Then the oldest exec of pid left decides.
+ * claimed (or NULL: freed): the held item of a CLAIMED exec, the caller's to free
+ * (execpend_items_free); NULL otherwise.
  */
 enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns,
-				   struct execpend_item **emit);
+				   struct execpend_item **emit, struct execpend_item **claimed);
 
 /*
  * Another sensor is about to record what pid did (a file event): pid's held execs go to

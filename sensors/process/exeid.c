@@ -30,6 +30,7 @@ struct known {
 	ino_t ino;
 	off_t size;
 	unsigned char sha[32];
+	bool loader;                 /* the dynamic loader: never a known_as name */
 };
 
 struct seen {
@@ -45,8 +46,18 @@ static const char *const names[] = {
 	"php", "python3", "python3.11", "python3.12", "python3.13", "python2", "python",
 };
 static const char *const dirs[] = { "/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin" };
+/*
+ * The dynamic loaders, known by identity too: a copy of ld-linux-x86-64.so.2 named
+ * `runner` runs `runner /usr/bin/curl URL` as the loader does, and was reported with
+ * program "runner" and exe_known_as null (the name test alone missed it).
+ */
+static const char *const loaders[] = {
+	"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2", "/lib/ld-linux-aarch64.so.1",
+	"/lib/ld-linux-armhf.so.3", "/lib64/ld64.so.2", "/lib/ld-musl-x86_64.so.1",
+	"/lib/ld-musl-aarch64.so.1",
+};
 
-static struct known table[sizeof(names) / sizeof(names[0])];
+static struct known table[sizeof(names) / sizeof(names[0]) + sizeof(loaders) / sizeof(loaders[0])];
 static size_t n_table;
 static struct seen cache[EXEID_CACHE];
 static size_t cache_next;
@@ -73,37 +84,44 @@ out:
 	return ret;
 }
 
+/* Adds the file at path under name; false when it cannot be opened. */
+static bool load_file(const char *name, const char *path, bool loader)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= EXEID_MAX_BYTES) {
+		struct known *k = &table[n_table];
+
+		for (size_t i = 0; i < n_table; i++)
+			if (table[i].dev == st.st_dev && table[i].ino == st.st_ino) {
+				close(fd);
+				return true;   /* a link of one already there (python3 -> 3.11) */
+			}
+		if (sha_fd(fd, k->sha) == 0) {
+			k->name = name;
+			k->dev = st.st_dev;
+			k->ino = st.st_ino;
+			k->size = st.st_size;
+			k->loader = loader;
+			n_table++;
+		}
+	}
+	close(fd);
+	return true;
+}
+
 static void load_one(const char *name)
 {
 	char path[PATH_MAX];
-	struct stat st;
 
 	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
-		int fd;
-
 		snprintf(path, sizeof(path), "%s/%s", dirs[d], name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-		    (uint64_t)st.st_size <= EXEID_MAX_BYTES) {
-			struct known *k = &table[n_table];
-
-			for (size_t i = 0; i < n_table; i++)
-				if (table[i].dev == st.st_dev && table[i].ino == st.st_ino) {
-					close(fd);
-					return;   /* a link of one already there (python3 -> 3.11) */
-				}
-			if (sha_fd(fd, k->sha) == 0) {
-				k->name = name;
-				k->dev = st.st_dev;
-				k->ino = st.st_ino;
-				k->size = st.st_size;
-				n_table++;
-			}
-		}
-		close(fd);
-		return;
+		if (load_file(name, path, false))
+			return;
 	}
 }
 
@@ -111,6 +129,8 @@ static void load(void)
 {
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		load_one(names[i]);
+	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++)
+		load_file("ld.so", loaders[i], true);
 }
 
 void exeid_init(void)
@@ -168,14 +188,15 @@ static bool same_link(const char *proc, const char *path)
 						 strcmp(buf + plen, " (deleted)") == 0);
 }
 
-const char *exeid_known_as(pid_t pid, const char *path, bool is_exe)
+/* The table index of the program at path (with is_exe, the file /proc/PID/exe holds), or -1. */
+static int lookup(pid_t pid, const char *path, bool is_exe)
 {
 	char proc[64];
 	int i = -1, fd = -1;
 
 	exeid_init();
 	if (!path || path[0] != '/')
-		return NULL;
+		return -1;
 	/* The running file itself when the process is still there: right in its own mount
 	 * namespace and when the path was deleted or replaced since. */
 	if (is_exe && pid > 0) {
@@ -189,12 +210,27 @@ const char *exeid_known_as(pid_t pid, const char *path, bool is_exe)
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* NONBLOCK: a FIFO */
 	if (fd < 0)
-		return NULL;
+		return -1;
 	pthread_mutex_lock(&mu);
 	i = lookup_locked(fd);
 	pthread_mutex_unlock(&mu);
 	close(fd);
-	return i >= 0 ? table[i].name : NULL;
+	return i;
+}
+
+const char *exeid_known_as(pid_t pid, const char *path, bool is_exe)
+{
+	int i = lookup(pid, path, is_exe);
+
+	return i >= 0 && !table[i].loader ? table[i].name : NULL;
+}
+
+const char *exeid_exe(pid_t pid, const char *exe, bool *loader)
+{
+	int i = lookup(pid, exe, true);
+
+	*loader = exeid_is_loader(exe) || (i >= 0 && table[i].loader);
+	return i >= 0 && !table[i].loader ? table[i].name : NULL;
 }
 
 bool exeid_is_loader(const char *exe)

@@ -20,6 +20,10 @@
 const char *exeid_known_as(pid_t pid, const char *path, bool is_exe);
 /* Whether exe is the dynamic loader (ld-linux*.so*, ld.so). */
 bool exeid_is_loader(const char *exe);
+/* exeid_known_as of pid's exe, and in *loader whether that exe is the dynamic loader: by
+ * name, or the same file as one of the system's loaders under another name (a copy, a
+ * hard link, a memfd), which runs `copy /usr/bin/curl` as the loader does. */
+const char *exeid_exe(pid_t pid, const char *exe, bool *loader);
 /* For the loader's cmdline: the program it loads (the first non-option argument after
  * argv[0]), with its length in *alen; NULL when there is none. */
 const char *exeid_loaded(const char *cmdline, size_t len, size_t *alen);

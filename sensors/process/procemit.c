@@ -80,9 +80,9 @@ static void put_fd(struct event *e, const char *key, bool known, const char *lin
 static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 {
 	char path[PATH_MAX];
-	const char *arg;
+	const char *arg, *known;
 	size_t alen;
-	bool is_exe = true;
+	bool loader;
 
 	if (!x->has_exe) {
 		event_null(e, "program");
@@ -90,17 +90,22 @@ static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s", x->exe);
-	if (exeid_is_loader(x->exe) && x->cmdline &&
+	known = exeid_exe(pid, x->exe, &loader);
+	if (loader && x->cmdline &&
 	    (arg = exeid_loaded(x->cmdline, x->cmdlen, &alen)) != NULL && alen < PATH_MAX / 2) {
-		is_exe = false;
-		if (arg[0] == '/' || !x->has_cwd)
+		/* An absolute argument of a chroot'ed loader is under its root too. */
+		if (arg[0] == '/' && x->root_len && x->root_len < PATH_MAX / 2)
+			snprintf(path, sizeof(path), "%.*s%.*s", (int)x->root_len, x->exe,
+				 (int)alen, arg);
+		else if (arg[0] == '/' || !x->has_cwd)
 			snprintf(path, sizeof(path), "%.*s", (int)alen, arg);
 		else
 			snprintf(path, sizeof(path), "%.*s/%.*s", PATH_MAX / 2 - 1, x->cwd,
 				 (int)alen, arg);
+		known = exeid_known_as(pid, path, false);
 	}
 	event_str(e, "program", path);
-	event_str(e, "exe_known_as", exeid_known_as(pid, path, is_exe));
+	event_str(e, "exe_known_as", known);
 }
 
 int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,

@@ -40,6 +40,7 @@ struct exec_info {
 	bool args_kernel;            /* from the kernel's EXECVE records (else /proc, read
 				      * after the exec: the process could have rewritten them) */
 	uint64_t mntns;              /* mount namespace inode; 0 unknown */
+	size_t root_len;             /* chroot'ed: exe[0..root_len) is its root, else 0 */
 	bool has_fd0, has_fd1;       /* /proc/PID/fd/0 and 1 could be read */
 	char fd0[PATH_MAX];          /* their link text: "pipe:[N]", "/dev/pts/0", ... */
 	char fd1[PATH_MAX];

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -75,14 +77,14 @@ static void test_claim_and_dup(void **state)
 	assert_int_equal(put(p, 10, 1000 * MS, true, true, 1000 * MS, &l), 0);
 	assert_null(l);
 	/* The record's time is the syscall's start, coarse: before the exec. */
-	assert_int_equal(execpend_claim(p, 10, 996 * MS, &l), EXECPEND_CLAIMED);
-	assert_int_equal(execpend_claim(p, 10, 996 * MS, &l), EXECPEND_NONE);
+	assert_int_equal(execpend_claim(p, 10, 996 * MS, &l, NULL), EXECPEND_CLAIMED);
+	assert_int_equal(execpend_claim(p, 10, 996 * MS, &l, NULL), EXECPEND_NONE);
 	/* Not held (the rules are gone): handed back at once, a later record is a dup. */
 	assert_int_equal(put(p, 11, 1100 * MS, false, false, 1100 * MS, &l), 0);
 	assert_int_equal(count(l), 1);
 	execpend_items_free(l);
 	l = NULL;
-	assert_int_equal(execpend_claim(p, 11, 1100 * MS, &l), EXECPEND_DUP);
+	assert_int_equal(execpend_claim(p, 11, 1100 * MS, &l, NULL), EXECPEND_DUP);
 	assert_null(l);
 	execpend_stats(p, &st);
 	assert_int_equal(st.held, 1);
@@ -112,10 +114,10 @@ static void test_expire(void **state)
 	execpend_items_free(l);
 	l = NULL;
 	/* A record after the hold: the connector recorded it, this is a duplicate. */
-	assert_int_equal(execpend_claim(p, 20, t0, &l), EXECPEND_DUP);
+	assert_int_equal(execpend_claim(p, 20, t0, &l, NULL), EXECPEND_DUP);
 	/* The tombstone goes after EXECPEND_TOMB_NS. */
 	execpend_expire(p, t0 + EXECPEND_HOLD_NS + EXECPEND_TOMB_NS, false, &l);
-	assert_int_equal(execpend_claim(p, 21, t0, &l), EXECPEND_NONE);
+	assert_int_equal(execpend_claim(p, 21, t0, &l, NULL), EXECPEND_NONE);
 	execpend_stats(p, &st);
 	assert_int_equal(st.fallback, 2);
 	assert_int_equal(st.noargs, 1);
@@ -147,8 +149,8 @@ static void test_release_pid(void **state)
 	l = NULL;
 	assert_false(execpend_may_hold(p, 30));
 	assert_true(execpend_may_hold(p, 31));
-	assert_int_equal(execpend_claim(p, 30, t0, &l), EXECPEND_DUP);
-	assert_int_equal(execpend_claim(p, 31, t0, &l), EXECPEND_CLAIMED);
+	assert_int_equal(execpend_claim(p, 30, t0, &l, NULL), EXECPEND_DUP);
+	assert_int_equal(execpend_claim(p, 31, t0, &l, NULL), EXECPEND_CLAIMED);
 	assert_false(execpend_may_hold(p, 31));
 	assert_null(l);
 	execpend_free(p);
@@ -164,7 +166,7 @@ static void test_stale_same_pid(void **state)
 	(void)state;
 	assert_int_equal(put(p, 30, 1000 * MS, true, true, 1000 * MS, &l), 0);
 	assert_int_equal(put(p, 30, 1050 * MS, true, true, 1050 * MS, &l), 0);
-	assert_int_equal(execpend_claim(p, 30, 1049 * MS, &l), EXECPEND_CLAIMED);
+	assert_int_equal(execpend_claim(p, 30, 1049 * MS, &l, NULL), EXECPEND_CLAIMED);
 	assert_int_equal(count(l), 1);
 	assert_int_equal(l->ev.ts_ns, 1000 * MS);
 	execpend_items_free(l);
@@ -175,6 +177,53 @@ static void test_stale_same_pid(void **state)
 }
 
 /* Full: the oldest held are handed back, never dropped; flush hands back the rest. */
+/* The claimed item is handed over (with what the connector read), and no longer held. */
+static void test_claim_hands_item(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL, *c = NULL;
+	struct execpend_stats st;
+
+	(void)state;
+	assert_int_equal(put(p, 40, 1000 * MS, true, true, 1000 * MS, &l), 0);
+	assert_int_equal(execpend_claim(p, 40, 1000 * MS, &l, &c), EXECPEND_CLAIMED);
+	assert_non_null(c);
+	assert_null(c->next);
+	assert_int_equal(c->ev.pid, 40);
+	assert_string_equal(c->x.cmdline, "true");
+	assert_false(execpend_may_hold(p, 40));
+	execpend_items_free(c);
+	assert_int_equal(execpend_claim(p, 40, 1000 * MS, &l, &c), EXECPEND_NONE);
+	assert_null(c);
+	execpend_expire(p, 5000 * MS, true, &l);
+	assert_null(l);   /* nothing left held: the item was not emitted twice */
+	execpend_stats(p, &st);
+	assert_int_equal(st.claimed, 1);
+	assert_int_equal(st.fallback, 0);
+	execpend_free(p);
+}
+
+/* A chroot'ed exec: the record's exe is under the root, the connector's is not. */
+static void test_reroot(void **state)
+{
+	char exe[PATH_MAX];
+
+	(void)state;
+	snprintf(exe, sizeof(exe), "/usr/bin/ls");
+	assert_true(execpend_reroot("/tmp/jail/usr/bin/ls", exe));
+	assert_string_equal(exe, "/tmp/jail/usr/bin/ls");
+	snprintf(exe, sizeof(exe), "/usr/bin/ls");
+	assert_false(execpend_reroot("/usr/bin/ls", exe));   /* not chroot'ed */
+	assert_string_equal(exe, "/usr/bin/ls");
+	assert_false(execpend_reroot("/usr/bin/cat", exe));  /* another program (a later exec) */
+	assert_false(execpend_reroot("/tmp/jail/xusr/bin/ls", exe));  /* not whole components */
+	assert_false(execpend_reroot("", exe));
+	snprintf(exe, sizeof(exe), "ls");
+	assert_false(execpend_reroot("/jail/ls", exe));      /* not absolute */
+	snprintf(exe, sizeof(exe), "/memfd:x (deleted)");
+	assert_true(execpend_reroot("/jail/memfd:x (deleted)", exe));
+}
+
 static void test_full(void **state)
 {
 	struct execpend *p = mk();
@@ -216,6 +265,8 @@ int main(void)
 		cmocka_unit_test(test_stale_same_pid),
 		cmocka_unit_test(test_release_pid),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_claim_hands_item),
+		cmocka_unit_test(test_reroot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
