@@ -24,10 +24,12 @@ Standard library only (raw IPv4 sockets to send, AF_PACKET to receive).
   urgempty IFACE HOST PORT HOST_OK HOST_BAD
                              raw: the same, the urgent pointer on an empty ACK after the
                              handshake (queued: the handshake's ACK is plain)
-  retire IFACE HOST PORT SNI_OK SNI_BAD WAIT
+  retire IFACE HOST PORT SNI_OK SNI_BAD WAIT [ttl|spoof]
                              raw: an RST with TTL 1 (conntrack closes the entry, the
-                             server never sees it), WAIT seconds, then a new SYN with ISN
-                             A + len(bad hello), the SNI_OK hello there, SNI_BAD at A + 1
+                             server never sees it; spoof: the server's RST forged, from
+                             its address to this sandbox), WAIT seconds, then a new SYN
+                             with ISN A + len(bad hello), the SNI_OK hello there, SNI_BAD
+                             at A + 1
   noack IFACE HOST PORT SNI_OK SNI_BAD
                              raw: the hello with SNI_OK in a segment without the ACK flag
                              (a Linux server drops it), then SNI_BAD at the same place
@@ -132,10 +134,14 @@ class Raw:
         u.close()
         return a
 
-    def send(self, seq, ack, flags, data=b"", urp=0, ttl=64):
-        tcp = struct.pack("!HHIIBBHHH", self.sport, self.dport, seq & 0xffffffff,
+    def send(self, seq, ack, flags, data=b"", urp=0, ttl=64, reverse=False):
+        """reverse: forged as the server's (source the upstream, to this sandbox)."""
+        sp, dp = (self.dport, self.sport) if reverse else (self.sport, self.dport)
+        tcp = struct.pack("!HHIIBBHHH", sp, dp, seq & 0xffffffff,
                           ack & 0xffffffff, 5 << 4, flags, 64240, 0, urp)
         s, d = socket.inet_aton(self.src), socket.inet_aton(self.dst)
+        if reverse:
+            s, d = d, s
         ph = s + d + struct.pack("!BBH", 0, 6, len(tcp) + len(data))
         c = csum(ph + tcp + data)
         tcp = tcp[:16] + struct.pack("!H", c) + tcp[18:]
@@ -230,7 +236,7 @@ def urg_stream(iface, host, port, host_ok, host_bad, where):
     return o
 
 
-def retire(iface, host, port, sni_ok, sni_bad, wait):
+def retire(iface, host, port, sni_ok, sni_bad, wait, how="ttl"):
     """An RST that conntrack takes and the server never sees (TTL 1: it dies at the
     router, after the gateway's namespace's conntrack and queue), then a new SYN on the
     tuple with ISN A + len(bad), the allowed hello there, the refused one at A + 1."""
@@ -239,7 +245,10 @@ def retire(iface, host, port, sni_ok, sni_bad, wait):
     a = random.randint(1 << 20, 1 << 30)
     c.handshake(a)
     time.sleep(0.1)
-    c.send(a + 1, c.rack, RST | ACK, ttl=1)
+    if how == "spoof":   # the server's RST, forged: conntrack takes it, it comes back here
+        c.send(c.rack, a + 1, RST | ACK, reverse=True)
+    else:
+        c.send(a + 1, c.rack, RST | ACK, ttl=1)
     time.sleep(wait)
     b = a + len(bad)
     c.send(b, 0, SYN)
@@ -337,7 +346,8 @@ def main(a):
             print(urg_stream(a[1], a[2], int(a[3]), a[4], a[5],
                              "handshake" if cmd == "urgack" else "after"))
         elif cmd == "retire":
-            print(retire(a[1], a[2], int(a[3]), a[4], a[5], float(a[6])))
+            print(retire(a[1], a[2], int(a[3]), a[4], a[5], float(a[6]),
+                         a[7] if len(a) > 7 else "ttl"))
         elif cmd == "noack":
             print(noack(a[1], a[2], int(a[3]), a[4], a[5]))
         elif cmd == "synackdata":

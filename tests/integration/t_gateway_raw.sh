@@ -135,7 +135,9 @@ check "a client SYN-ACK with data does not reach the upstream host ($out, $n pac
 # which the ruleset accepts in the kernel (its flags test leaves URG out), so no worker
 # sees it. 'retire': an RST with TTL 1 (conntrack closes the entry and the flow is
 # retired; the router drops it, the server's connection lives), then a new SYN with
-# another ISN starts a new flow whose origin is not the server's. 'noack': the allowed
+# another ISN starts a new flow whose origin is not the server's; the same with the
+# server's RST forged by the sandbox (conntrack takes a reply-direction packet from
+# the sandbox's veth: nothing checks its source). 'noack': the allowed
 # hello in a segment without ACK, which a Linux server drops, then the refused one.
 # 'inbound': below.
 out=$(raw urgack 198.18.1.2 7083 b.web.test api.web.test)
@@ -146,6 +148,11 @@ out=$(raw retire 198.18.1.2 7444 b.web.test api.web.test 0.5)
 sleep 0.3
 echo "# not closed: RST with TTL 1, then a SYN with another ISN ($out): $(( $(sz "$T_TMP/s/7444.log") - s0 )) bytes," \
 	"$(grep -c api.web.test "$T_TMP/s/7444.log" 2>/dev/null || echo 0) with SNI api.web.test"
+s0=$(sz "$T_TMP/s/7444.log")
+out=$(raw retire 198.18.1.2 7444 b.web.test api.web.test 0.5 spoof)
+sleep 0.3
+echo "# not closed: the server's RST forged by the sandbox (source the upstream; rp_filter off), then a SYN with another ISN" \
+	"($out): $(( $(sz "$T_TMP/s/7444.log") - s0 )) bytes, $(grep -c api.web.test "$T_TMP/s/7444.log" 2>/dev/null || echo 0) with SNI api.web.test in all"
 s0=$(sz "$T_TMP/s/7445.log")
 out=$(raw noack 198.18.1.2 7445 b.web.test api.web.test)
 sleep 0.3
