@@ -301,6 +301,13 @@ enum flight_act gw_flight_segment(struct flow *f, const struct gw_pkt *p,
 	}
 	if (p->payload_len == 0)
 		return FLIGHT_PASS;            /* no byte to read: ACK, FIN, RST */
+	/* Data without the ACK flag: a server drops it (RFC 9293 3.10.7.4), so it is not
+	 * what the server reads. Until 2026-12-03 it was read: an allowed hello in such a
+	 * segment was allowed and committed, and the refused hello a raw sender then put at
+	 * the same place went out unread (t_gateway_raw.sh, 107 bytes). Not read, not let
+	 * out; every TCP sends its data with ACK. */
+	if (!(p->tcp_flags & PKT_TCP_ACK))
+		return FLIGHT_HOLD;
 	if (!f->base_set)
 		return refuse(f, "no_origin", j);
 	off = (uint32_t)(p->seq - f->base);

@@ -162,6 +162,21 @@ void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask)
 	rb_add(rb, e);
 }
 
+void nft_rb_or_u32(struct nft_rb *rb, uint32_t bits)
+{
+	struct nftnl_expr *e = rb_expr(rb, "bitwise");
+	uint32_t mask = ~bits;
+
+	if (e == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(uint32_t));
+	rb_set(rb, e, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
+	rb_set(rb, e, NFTNL_EXPR_BITWISE_XOR, &bits, sizeof(bits));
+	rb_add(rb, e);
+}
+
 /* Looks reg 1 up in set; dreg < 0 makes it a plain membership test. */
 void nft_rb_lookup(struct nft_rb *rb, const char *set, int dreg)
 {

@@ -10,7 +10,9 @@
 
 #define RESTORE "ct mark & 0xff000000 == 0x53000000 meta mark set ct mark goto session"
 #define CLASSIFY_TAIL "ct mark set meta mark goto session"
-#define NOFLAGS "tcp flags & (fin | syn | rst) == 0"
+#define NOFLAGS "tcp flags & (fin | syn | rst | urg) == 0"
+#define INBOUND "ct direction reply th dport != 53"
+#define INBOUND_TAIL "meta mark set meta mark | 0x00200000 ct mark set meta mark goto deny"
 #define FLOOD "limit name meta mark & 0xff0fffff map @" NFT_SET_FLOOD \
 	" counter name meta mark & 0xff0fffff map @" NFT_SET_FLOODC " goto deny"
 #define FLOOD_DROP "limit name meta mark & 0xff0fffff map @" NFT_SET_FLOOD \
@@ -82,7 +84,7 @@ static void put_deny_session(FILE *f, const struct nft_options *o)
 	fputs("\tchain " NFT_CH_DENY " {\n"
 	      "\t\tct direction original meta l4proto tcp reject with tcp reset\n"
 	      "\t\tct direction original reject with icmpx admin-prohibited\n"
-	      "\t\tct direction reply accept\n"
+	      "\t\tct state related accept\n"
 	      "\t\tdrop\n\t}\n\n", f);
 	fputs("\tchain " NFT_CH_SESSION " {\n\t\ticmpv6 type 133-137 accept\n"
 	      "\t\tlimit name meta mark & 0xff0fffff map @" NFT_SET_RATES
@@ -113,13 +115,18 @@ static void put_base_chains(FILE *f, const struct nft_options *o)
 	      "\t\ttype filter hook prerouting priority mangle; policy accept;\n"
 	      "\t\tiif \"lo\" accept\n\t\t" RESTORE "\n", f);
 	if (o->iface_mode)
-		fputs("\t\tmeta mark set iifname map @" NFT_SET_IFACE " " CLASSIFY_TAIL "\n", f);
+		fputs("\t\t# a connection made to the session: denied\n"
+		      "\t\t" INBOUND " meta mark set iifname map @" NFT_SET_IFACE " " INBOUND_TAIL "\n"
+		      "\t\tmeta mark set iifname map @" NFT_SET_IFACE " " CLASSIFY_TAIL "\n", f);
 	fputs("\t}\n\n\tchain " NFT_CH_OUT " {\n"
 	      "\t\ttype filter hook output priority mangle; policy accept;\n"
 	      "\t\t" RESTORE "\n", f);
 	if (o->cgroup_mode)
-		fprintf(f, "\t\tmeta mark set socket cgroupv2 level %u map @" NFT_SET_CGROUP
-			" " CLASSIFY_TAIL "\n", o->cgroup_level);
+		fprintf(f, "\t\t# a connection made to the session (not over loopback): denied\n"
+			"\t\toif != \"lo\" " INBOUND " meta mark set socket cgroupv2 level %u map @"
+			NFT_SET_CGROUP " " INBOUND_TAIL "\n"
+			"\t\tmeta mark set socket cgroupv2 level %u map @" NFT_SET_CGROUP
+			" " CLASSIFY_TAIL "\n", o->cgroup_level, o->cgroup_level);
 	fputs("\t}\n\n", f);
 }
 

@@ -27,6 +27,7 @@
 
 #define CT_DIR_ORIGINAL  0   /* enum ip_conntrack_dir */
 #define CT_DIR_REPLY     1
+#define CT_STATE_RELATED 0x04u   /* NF_CT_STATE_BIT(IP_CT_RELATED), 1 << (1 + 1): ct state */
 
 #define TAG_VERDICT_MASK (NFT_MARK_TAG_MASK | NFT_MARK_VERDICT_MASK)
 
@@ -174,6 +175,43 @@ static void rule_classify_tail(struct nft_rb *rb, const char *map)
 	nft_rb_verdict(rb, NFT_GOTO, NFT_CH_SESSION);
 }
 
+/*
+ * A session packet classified for the first time in the *reply* direction of its
+ * conntrack entry: the session is answering a connection it did not make (a listener
+ * in the session, a host elsewhere connecting in). No worker ever reads that direction,
+ * and "ct direction reply accept" in chain session let it all out: until 2026-12-03 a
+ * host no policy allows read 15,000 bytes from a session's listener, in cgroup and in
+ * interface mode (t_gateway_raw.sh). Such a flow is denied at once (the deny verdict in
+ * its ct mark; chain deny drops the session's packets and resets the other side's).
+ * Destination port 53 is left to the DNS rules: a session's next query on a socket the
+ * gateway answered REFUSED travels in the reply direction (docs/nft-ruleset.md "Flood
+ * limit") and is queued and read there like any query.
+ * ct direction reply th dport != 53 <key> meta mark set <map> meta mark set meta mark |
+ * DENY ct mark set meta mark goto deny; reg 1 holds the key when called.
+ */
+static void rule_inbound_head(struct nft_rb *rb)
+{
+	uint8_t reply = CT_DIR_REPLY;
+	uint16_t dns = htons(53);
+
+	nft_rb_ct_load(rb, NFT_CT_DIRECTION, NFT_REG_1);
+	nft_rb_cmp(rb, NFT_CMP_EQ, &reply, 1);
+	nft_rb_th_load(rb, 2, sizeof(dns));
+	nft_rb_cmp(rb, NFT_CMP_NEQ, &dns, sizeof(dns));
+}
+
+static void rule_inbound_tail(struct nft_rb *rb, const char *map)
+{
+	nft_rb_lookup(rb, map, NFT_REG_1);
+	nft_rb_meta_set(rb, NFT_META_MARK, NFT_REG_1);
+	nft_rb_meta_load(rb, NFT_META_MARK, NFT_REG_1);
+	nft_rb_or_u32(rb, NFT_MARK_DENY);
+	nft_rb_meta_set(rb, NFT_META_MARK, NFT_REG_1);
+	nft_rb_meta_load(rb, NFT_META_MARK, NFT_REG_1);
+	nft_rb_ct_set(rb, NFT_CT_MARK, NFT_REG_1);
+	nft_rb_verdict(rb, NFT_GOTO, NFT_CH_DENY);
+}
+
 static void chain_prerouting(struct nft_batch *b, const struct nft_options *o)
 {
 	struct nft_rb rb;
@@ -187,6 +225,11 @@ static void chain_prerouting(struct nft_batch *b, const struct nft_options *o)
 	rule_restore(b, NFT_CH_PRE);
 	if (!o->iface_mode)
 		return;
+	nft_rb_init(&rb, NFT_CH_PRE);
+	rule_inbound_head(&rb);
+	nft_rb_meta_load(&rb, NFT_META_IIFNAME, NFT_REG_1);
+	rule_inbound_tail(&rb, NFT_SET_IFACE);
+	nft_rb_emit(&rb, b);
 	/* meta mark set iifname map @iface_sessions ct mark set meta mark goto session */
 	nft_rb_init(&rb, NFT_CH_PRE);
 	nft_rb_meta_load(&rb, NFT_META_IIFNAME, NFT_REG_1);
@@ -201,6 +244,16 @@ static void chain_output(struct nft_batch *b, const struct nft_options *o)
 	rule_restore(b, NFT_CH_OUT);
 	if (!o->cgroup_mode)
 		return;
+	/* oif != "lo": a host process talking to a session's listener over loopback is the
+	 * host's business, not a way out (another session's connection in is its own flow,
+	 * classified and decided at its SYN). */
+	nft_rb_init(&rb, NFT_CH_OUT);
+	nft_rb_meta_load(&rb, NFT_META_OIF, NFT_REG_1);
+	nft_rb_cmp_u32(&rb, NFT_CMP_NEQ, 1);
+	rule_inbound_head(&rb);
+	nft_rb_socket_cgroup(&rb, o->cgroup_level);
+	rule_inbound_tail(&rb, NFT_SET_CGROUP);
+	nft_rb_emit(&rb, b);
 	/* meta mark set socket cgroupv2 level L map @cgroup_sessions ct mark set ... */
 	nft_rb_init(&rb, NFT_CH_OUT);
 	nft_rb_socket_cgroup(&rb, o->cgroup_level);
@@ -267,7 +320,10 @@ static void rule_nd(struct nft_batch *b)
 static void rule_empty_segment(struct nft_batch *b, bool v6, uint8_t doff)
 {
 	uint8_t nfproto = v6 ? NFPROTO_IPV6 : NFPROTO_IPV4, tcp = IPPROTO_TCP;
-	uint8_t flags = 0x07, zero = 0, ihl_mask = 0x0f, ihl5 = 5, off_mask = 0xf0;
+	/* fin | syn | rst | urg: an empty ACK with the urgent pointer set is queued (the
+	 * worker refuses urgent data, gateway/flight.c); until 2026-12-03 URG was left out and
+	 * such an ACK went by the worker (t_gateway_raw.sh). */
+	uint8_t flags = 0x27, zero = 0, ihl_mask = 0x0f, ihl5 = 5, off_mask = 0xf0;
 	uint8_t off = (uint8_t)(doff << 4);
 	uint64_t second = 2;   /* host order, as the kernel stores the counter */
 	uint16_t len = htons((uint16_t)((v6 ? 0 : 20) + 4 * doff));
@@ -340,7 +396,7 @@ static void chain_session(struct nft_batch *b, const struct nft_options *o,
 
 static void chain_deny(struct nft_batch *b)
 {
-	uint8_t orig = CT_DIR_ORIGINAL, reply = CT_DIR_REPLY, tcp = IPPROTO_TCP;
+	uint8_t orig = CT_DIR_ORIGINAL, tcp = IPPROTO_TCP;
 	struct nft_rb rb;
 
 	/* ct direction original meta l4proto tcp reject with tcp reset */
@@ -358,14 +414,17 @@ static void chain_deny(struct nft_batch *b)
 	nft_rb_reject(&rb, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
 	nft_rb_emit(&rb, b);
 	/*
-	 * ct direction reply accept: the reset or ICMP error the rules above send back is
-	 * attached to the denied flow's conntrack entry, in its reply direction, and must
-	 * reach the client. A denied flow has no other replies: its first packet never
-	 * passed, so its entry is never confirmed.
+	 * ct state related accept: the reset or ICMP error the rules above send back is
+	 * attached to the denied flow's conntrack entry as related, and must reach the
+	 * client. Nothing else of a denied flow passes: not the replies of a flow denied after
+	 * its first packets (its server still talks), and not what a session sends on a
+	 * connection made to it (denied at its classification, rule_inbound_head). Until
+	 * 2026-12-03 this rule accepted the whole reply direction, and so let the latter out.
 	 */
 	nft_rb_init(&rb, NFT_CH_DENY);
-	nft_rb_ct_load(&rb, NFT_CT_DIRECTION, NFT_REG_1);
-	nft_rb_cmp(&rb, NFT_CMP_EQ, &reply, 1);
+	nft_rb_ct_load(&rb, NFT_CT_STATE, NFT_REG_1);
+	nft_rb_mask_u32(&rb, CT_STATE_RELATED);
+	nft_rb_cmp_u32(&rb, NFT_CMP_NEQ, 0);
 	nft_rb_verdict(&rb, NF_ACCEPT, NULL);
 	nft_rb_emit(&rb, b);
 	nft_rb_init(&rb, NFT_CH_DENY);

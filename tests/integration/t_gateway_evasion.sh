@@ -28,7 +28,7 @@ mkdir -p "$T_TMP/sa" "$T_TMP/sb" "$T_TMP/st"
 ip netns exec "$PEER" sysctl -qw net.ipv4.tcp_fastopen=0x203
 SINK_ADDR=198.18.1.2 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/sa" 7443 7080 7445 &
 cleanup "kill $!"
-SINK_ADDR=198.18.1.5 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/sb" 8443 &
+SINK_ADDR=198.18.1.5 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/sb" 8443 8446 &
 cleanup "kill $!"
 SINK_TFO=1 SINK_ADDR=198.18.1.2 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/st" 8444 &
 cleanup "kill $!"
@@ -196,14 +196,17 @@ sg session cleanup e2 >/dev/null 2>&1
 # (SO_LINGER 0) and at once connects again from the same source port (conntrack makes a
 # new entry, undecided) with SNI api.web.test. The worker must not take the new
 # connection for the old one, whose verdict it still holds until the conntrack thread
-# reads the old entry's end.
-out=$(atk reuse 198.18.1.5 8443 b.web.test api.web.test 20)
+# reads the old entry's end. (Port 8446, not 8443: the mutated hellos' blocked entries
+# to 8443 live on in conntrack, up to 300 s, and a source port the kernel hands out to
+# 8443 again meets one of them: refused in the kernel, which is not what is measured
+# here. The kernel's source-port sequence per destination is shared by every network
+# namespace (RFC 6056's table): seen when two runs of this lab ran at once.)
+out=$(atk reuse 198.18.1.5 8446 b.web.test api.web.test 20)
 check "20 reused tuples, SNI api.web.test on the second connection: each reset ($out)" \
 	test "$out" = "silent/reset=20"
-check "the upstream got no hello with SNI api.web.test ($(grep -c api.web.test "$T_TMP/sb/8443.log") lines)" \
-	sh -c "! grep -q api.web.test '$T_TMP/sb/8443.log'"
-s0=$(sz "$T_TMP/sb/8443.log")
-out=$(atk reuse 198.18.1.5 8443 b.web.test b.web.test 3)
+check "the upstream got no hello with SNI api.web.test ($(grep -c api.web.test "$T_TMP/sb/8446.log") lines)" \
+	sh -c "! grep -q api.web.test '$T_TMP/sb/8446.log'"
+out=$(atk reuse 198.18.1.5 8446 b.web.test b.web.test 3)
 check "control: with SNI b.web.test both connections are let out ($out)" test "$out" = "silent/silent=3"
 
 # ---- TCP Fast Open: data in the SYN ---------------------------------------------------------

@@ -862,6 +862,26 @@ static void test_urgent_pointer(void **state)
 	assert_int_equal(dec.verdict, NF_ACCEPT);
 }
 
+/* Data without the ACK flag, which a server drops: not read, not let out. Until
+ * 2026-12-03 an allowed hello in such a segment allowed and committed the flow. */
+static void test_data_without_ack(void **state)
+{
+	uint8_t h[600], b[700];
+	size_t n = hello(h, "api.web.test", NULL);
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	syn(API, 443, 40014, pdef);
+	run(b, tcp(b, CLIENT, 40014, API, 443, ISN + 1, 0, h, n), pdef);
+	assert_int_equal(dec.verdict, NF_DROP);
+	assert_false(dec.decided);
+	assert_int_equal(verdict_of_mark(), NFT_MARK_UNDECIDED);
+	/* The same bytes with ACK are read and allowed. */
+	seg(API, 443, 40014, 0, h, n, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, "allowed");
+}
+
 /* DNS only to a configured resolver: a query elsewhere is refused by the kernel. */
 static void test_query_to_other_resolver(void **state)
 {
@@ -899,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fin_before_unread_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fin_after_part_of_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_syn_on_allowed_tuple, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_without_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_syn_other_isn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_synack_with_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_urgent_pointer, setup, teardown),
