@@ -162,6 +162,18 @@ void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask)
 	rb_add(rb, e);
 }
 
+void nft_rb_fib_daddr_type(struct nft_rb *rb)
+{
+	struct nftnl_expr *e = rb_expr(rb, "fib");
+
+	if (e == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_DADDR);
+	rb_add(rb, e);
+}
+
 void nft_rb_or_u32(struct nft_rb *rb, uint32_t bits)
 {
 	struct nftnl_expr *e = rb_expr(rb, "bitwise");

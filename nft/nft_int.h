@@ -83,6 +83,8 @@ void nft_rb_ct_set(struct nft_rb *rb, uint32_t key, uint32_t sreg);
 void nft_rb_cmp(struct nft_rb *rb, uint32_t op, const void *data, uint32_t len);
 void nft_rb_cmp_u32(struct nft_rb *rb, uint32_t op, uint32_t v);
 void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask);
+/* reg 1 = the address type (RTN_*) of the packet's destination: fib daddr type */
+void nft_rb_fib_daddr_type(struct nft_rb *rb);
 /* reg 1 |= bits (a bitwise with mask ~bits, xor bits) */
 void nft_rb_or_u32(struct nft_rb *rb, uint32_t bits);
 void nft_rb_lookup(struct nft_rb *rb, const char *set, int dreg);

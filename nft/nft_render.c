@@ -115,8 +115,8 @@ static void put_base_chains(FILE *f, const struct nft_options *o)
 	      "\t\ttype filter hook prerouting priority mangle; policy accept;\n"
 	      "\t\tiif \"lo\" accept\n\t\t" RESTORE "\n", f);
 	if (o->iface_mode)
-		fputs("\t\t# a connection made to the session: denied\n"
-		      "\t\t" INBOUND " meta mark set iifname map @" NFT_SET_IFACE " " INBOUND_TAIL "\n"
+		fputs("\t\t# a connection made to the session (not by this host): denied\n"
+		      "\t\tfib daddr type != local " INBOUND " meta mark set iifname map @" NFT_SET_IFACE " " INBOUND_TAIL "\n"
 		      "\t\tmeta mark set iifname map @" NFT_SET_IFACE " " CLASSIFY_TAIL "\n", f);
 	fputs("\t}\n\n\tchain " NFT_CH_OUT " {\n"
 	      "\t\ttype filter hook output priority mangle; policy accept;\n"

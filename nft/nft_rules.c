@@ -14,6 +14,7 @@
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/rtnetlink.h>   /* RTN_LOCAL: the fib address type */
 #include <string.h>
 
 #include "nft/nft_int.h"
@@ -225,7 +226,12 @@ static void chain_prerouting(struct nft_batch *b, const struct nft_options *o)
 	rule_restore(b, NFT_CH_PRE);
 	if (!o->iface_mode)
 		return;
+	/* fib daddr type != local: as loopback in cgroup mode, a process of the gateway's
+	 * host talking to a sandbox's listener (a health check, an orchestrator) is the
+	 * host's business; only what would be routed on is a way out. */
 	nft_rb_init(&rb, NFT_CH_PRE);
+	nft_rb_fib_daddr_type(&rb);
+	nft_rb_cmp_u32(&rb, NFT_CMP_NEQ, RTN_LOCAL);
 	rule_inbound_head(&rb);
 	nft_rb_meta_load(&rb, NFT_META_IIFNAME, NFT_REG_1);
 	rule_inbound_tail(&rb, NFT_SET_IFACE);

@@ -186,16 +186,20 @@ in_gw bash -c "$(declare -f serve); serve 198.18.1.1 7779 2>/dev/null" &
 p3=$!
 in_sess r2 bash -c "$(declare -f serve); serve 127.0.0.1 7780 2>/dev/null" &
 p4=$!
-wait_for "the listeners" 5 sh -c "in_ns() { ip netns exec \"\$1\" ss -Hltn \"sport = :\$2\" | grep -q .; }; in_ns '$GWNS' 7777 && in_ns '$SBX' 7778 && in_ns '$GWNS' 7779 && in_ns '$GWNS' 7780"
+in_sbx bash -c "$(declare -f serve); serve 198.18.0.2 7781 2>/dev/null" &
+p5=$!
+wait_for "the listeners" 5 sh -c "in_ns() { ip netns exec \"\$1\" ss -Hltn \"sport = :\$2\" | grep -q .; }; in_ns '$GWNS' 7777 && in_ns '$SBX' 7778 && in_ns '$GWNS' 7779 && in_ns '$GWNS' 7780 && in_ns '$SBX' 7781"
 n3=$(ip netns exec "$PEER" timeout 5 socat -u TCP:198.18.1.1:7779,bind=198.18.1.4 - 2>/dev/null | wc -c)
 n4=$(in_gw timeout 5 socat -u TCP:127.0.0.1:7780 - 2>/dev/null | wc -c)
+n5=$(in_gw timeout 5 socat -u TCP:198.18.0.2:7781 - 2>/dev/null | wc -c)
 n1=$(ip netns exec "$PEER" timeout 4 socat -u TCP:198.18.1.1:7777,bind=198.18.1.4 - 2>/dev/null | wc -c)
 n2=$(ip netns exec "$PEER" timeout 4 socat -u TCP:198.18.0.2:7778,bind=198.18.1.4 - 2>/dev/null | wc -c)
-kill $p1 $p2 $p3 $p4 2>/dev/null; wait $p1 $p2 $p3 $p4 2>/dev/null
+kill $p1 $p2 $p3 $p4 $p5 2>/dev/null; wait $p1 $p2 $p3 $p4 $p5 2>/dev/null
 check "a host no policy allows connecting to a cgroup session's listener reads nothing ($n1 bytes)" test "$n1" = 0
 check "nor to a sandbox's listener (interface mode) ($n2 bytes)" test "$n2" = 0
 check "control: from a host process's listener beside it, 198.18.1.4 reads everything ($n3 bytes)" test "$n3" = 15000
 check "control: a host process on loopback reads the session's listener ($n4 bytes)" test "$n4" = 15000
+check "control: a process of the gateway's host reads the sandbox's listener ($n5 bytes)" test "$n5" = 15000
 e=$(ev1 '.event == "net.flow" and .src.ip == "198.18.1.4" and .dst.port == 7777')
 echeck "net.flow of the connection made to the session: blocked" "$e" '.verdict == "blocked"'
 
