@@ -147,10 +147,10 @@ void nft_rb_cmp_u32(struct nft_rb *rb, uint32_t op, uint32_t v)
 	nft_rb_cmp(rb, op, &v, sizeof(v));
 }
 
-void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask)
+/* reg 1 = (reg 1 & mask) ^ xor, on 32 bits */
+static void bitwise_u32(struct nft_rb *rb, uint32_t mask, uint32_t xor)
 {
 	struct nftnl_expr *e = rb_expr(rb, "bitwise");
-	uint32_t zero = 0;
 
 	if (e == NULL)
 		return;
@@ -158,8 +158,13 @@ void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(uint32_t));
 	rb_set(rb, e, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
-	rb_set(rb, e, NFTNL_EXPR_BITWISE_XOR, &zero, sizeof(zero));
+	rb_set(rb, e, NFTNL_EXPR_BITWISE_XOR, &xor, sizeof(xor));
 	rb_add(rb, e);
+}
+
+void nft_rb_mask_u32(struct nft_rb *rb, uint32_t mask)
+{
+	bitwise_u32(rb, mask, 0);
 }
 
 void nft_rb_fib_daddr_type(struct nft_rb *rb)
@@ -176,17 +181,7 @@ void nft_rb_fib_daddr_type(struct nft_rb *rb)
 
 void nft_rb_or_u32(struct nft_rb *rb, uint32_t bits)
 {
-	struct nftnl_expr *e = rb_expr(rb, "bitwise");
-	uint32_t mask = ~bits;
-
-	if (e == NULL)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(uint32_t));
-	rb_set(rb, e, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
-	rb_set(rb, e, NFTNL_EXPR_BITWISE_XOR, &bits, sizeof(bits));
-	rb_add(rb, e);
+	bitwise_u32(rb, ~bits, bits);
 }
 
 /* Looks reg 1 up in set; dreg < 0 makes it a plain membership test. */

