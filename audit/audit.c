@@ -46,8 +46,9 @@ static void audit_free_shared(struct audit *a)
 
 /*
  * The file sensor's hook (struct audit's exec_release): pid's execs still held for their
- * audit record are emitted now, by the connector's account, before the file sensor
- * writes a line of what pid did. Free when nothing of pid is held.
+ * audit record are claimed by it within EXECPEND_RELEASE_WAIT_NS, or emitted now by the
+ * connector's account, before the file sensor writes a line of what pid did. Free when
+ * nothing of pid is held.
  */
 static void release_held_execs(struct audit *a, pid_t pid)
 {
@@ -55,7 +56,7 @@ static void release_held_execs(struct audit *a, pid_t pid)
 
 	if (!execpend_may_hold(a->pend, pid))
 		return;
-	execpend_release_pid(a->pend, pid, time_mono_ns(), &l);
+	execpend_release_pid(a->pend, pid, EXECPEND_RELEASE_WAIT_NS, time_mono_ns(), &l);
 	as_emit_items(l);
 }
 

@@ -3,7 +3,8 @@
  * under one mutex (priority inheritance: the connector thread runs real-time). A slot is
  * a held exec (item set) or a tombstone (item NULL: the connector emitted it, a record of
  * it coming later is a duplicate); pid 0 is a free slot. Nothing here emits or logs: what
- * is to be emitted goes back to the caller as a list, outside the lock.
+ * is to be emitted goes back to the caller as a list, outside the lock. A release waits
+ * on a condition (monotonic clock) for the claim of the pid's records.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,7 +24,11 @@ struct ep_slot {
 
 struct execpend {
 	pthread_mutex_t mu;
+	pthread_cond_t claimed_cv;   /* a held exec was claimed or handed back */
 	bool active;
+	/* A release waited in vain (no record came: rules removed, records lost): the next
+	 * ones do not wait until a claim shows the records come again. */
+	bool lagging;
 	size_t tail, n;              /* slots [tail, tail + n) in put order, some free */
 	size_t held;
 	/* Held execs per pid % EXECPEND_FILTER, read without the lock: most file events
@@ -57,6 +62,7 @@ static void hand_back(struct execpend *p, struct ep_slot *sl, bool tomb, uint64_
 	sl->it = NULL;
 	p->held--;
 	atomic_fetch_sub(held_of(p, sl->pid), 1);
+	pthread_cond_broadcast(&p->claimed_cv);
 	if (tomb)
 		sl->until = now + EXECPEND_TOMB_NS;
 	else
@@ -106,6 +112,7 @@ int execpend_new(struct execpend **out)
 {
 	struct execpend *p = calloc(1, sizeof(*p));
 	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
 	int ret;
 
 	if (!p)
@@ -117,6 +124,19 @@ int execpend_new(struct execpend **out)
 		pthread_mutexattr_destroy(&ma);
 	}
 	if (ret) {
+		free(p);
+		return -ret;
+	}
+	ret = pthread_condattr_init(&ca);
+	if (ret == 0) {
+		ret = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		if (ret == 0)
+			ret = pthread_cond_init(&p->claimed_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (ret) {
+		pthread_cond_destroy(&p->claimed_cv);
+	pthread_mutex_destroy(&p->mu);
 		free(p);
 		return -ret;
 	}
@@ -202,6 +222,7 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
 		}
 		if (sl->it) {
 			p->st.claimed++;
+			p->lagging = false;
 			ret = EXECPEND_CLAIMED;
 			if (claimed) {   /* handed over instead of freed by drop_slot */
 				*claimed = sl->it;
@@ -216,6 +237,8 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
 		}
 		drop_slot(p, sl);
 	}
+	if (ret == EXECPEND_CLAIMED)
+		pthread_cond_broadcast(&p->claimed_cv);
 	trim(p);
 	pthread_mutex_unlock(&p->mu);
 	return ret;
@@ -237,12 +260,41 @@ bool execpend_may_hold(struct execpend *p, pid_t pid)
 	return pid > 0 && atomic_load(held_of(p, pid)) != 0;
 }
 
-void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t now,
+static bool pid_held(struct execpend *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (slot_at(p, i)->pid == pid && slot_at(p, i)->it)
+			return true;
+	return false;
+}
+
+/* Until pid holds nothing or wait_ns has passed (monotonic); false at the deadline. */
+static bool await_claim(struct execpend *p, pid_t pid, uint64_t wait_ns)
+{
+	struct timespec dl;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &dl) != 0)
+		return false;
+	dl.tv_sec += (time_t)(wait_ns / 1000000000ull);
+	dl.tv_nsec += (long)(wait_ns % 1000000000ull);
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	while (pid_held(p, pid))
+		if (pthread_cond_timedwait(&p->claimed_cv, &p->mu, &dl) != 0)
+			return !pid_held(p, pid);
+	return true;
+}
+
+void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t wait_ns, uint64_t now,
 			  struct execpend_item **emit)
 {
 	if (!execpend_may_hold(p, pid))
 		return;
 	pthread_mutex_lock(&p->mu);
+	if (wait_ns && !p->lagging && !await_claim(p, pid, wait_ns))
+		p->lagging = true;
 	for (size_t i = 0; i < p->n; i++) {
 		struct ep_slot *sl = slot_at(p, i);
 

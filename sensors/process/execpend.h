@@ -23,6 +23,7 @@
 #define EXECPEND_TOMB_NS 10000000000ull  /* a late record of an exec emitted is dropped */
 #define EXECPEND_SLACK_NS 2000000ull     /* record time (ms, coarse) vs the exec's */
 #define EXECPEND_FILTER 1024             /* buckets of the lock-free "pid holds" check */
+#define EXECPEND_RELEASE_WAIT_NS 100000000ull /* a file event waits this long for the record */
 
 /* One exec as the connector saw it; what the caller emits when it is handed back. */
 struct execpend_item {
@@ -88,12 +89,19 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
 				   struct execpend_item **emit, struct execpend_item **claimed);
 
 /*
- * Another sensor is about to record what pid did (a file event): pid's held execs go to
- * *emit now, with tombstones, so that the exec line never comes after the lines of what
- * the exec's program did (a downloader's exec after the file it wrote would hide the
- * download from detection). Cheap when pid holds nothing: no lock is taken.
+ * Another sensor is about to record what pid did (a file event): the exec line must not
+ * come after the lines of what the exec's program did (a downloader's exec after the file
+ * it wrote would hide the download from detection). The record is normally already on
+ * its way: the kernel queues it at the exec's syscall exit, before the program runs and
+ * before the closes the exec itself causes (the old program's mapped libraries, read
+ * as the new one). So the caller waits up to wait_ns (0: not at all) for the audit
+ * source to claim pid's held execs; what is still held then goes to *emit, with
+ * tombstones (the connector's account, arguments from /proc). A wait that ends at its
+ * deadline makes the next releases not wait until a record is claimed again: with the
+ * records gone (rules removed, records lost) no file event waits more than once.
+ * Cheap when pid holds nothing: no lock is taken.
  */
-void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t now,
+void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t wait_ns, uint64_t now,
 			  struct execpend_item **emit);
 /* False: pid holds nothing (true may be a neighbour's: the release finds out). */
 bool execpend_may_hold(struct execpend *p, pid_t pid);

@@ -54,10 +54,10 @@ struct audit {
 
 /*
  * Fanotify thread, before it writes a line of what pid did to a file: pid's execs still
- * held for their audit record are emitted first (the connector's account), so that no
- * such line comes before the line of the exec (detection ties a downloader's exec to the
- * file it wrote). Records are normally in long before a program writes; this is for
- * when they are late.
+ * held for their audit record are recorded first, so that no such line comes before the
+ * line of the exec (detection ties a downloader's exec to the file it wrote). The record
+ * is waited for a moment (it is queued at the exec's syscall exit, before anything the
+ * program does); one that does not come in time leaves the connector's account.
  */
 static inline void audit_exec_release(struct audit *a, pid_t pid)
 {

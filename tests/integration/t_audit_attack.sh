@@ -98,6 +98,25 @@ jcheck "script: the interpreter runs, the script is its argument" "$e" \
 sgrun --session s1 -- python3 -c 'import os; os.execv("/bin/true", ["true"] + ["A" * 4000] * 50 + ["HIDDENTAIL"])'
 e=$(exec1 '.cmd == "true" and (.args | length) > 10')
 jcheck "argv of 200 KB: cut and said so" "$e" '.args_truncated == true and .argv_complete == false'
+# An exec whose program is seen at a file before its record is in: a file written and
+# left open (close-on-exec) by the process that execs is closed by the exec itself, so
+# the file sensor has a line of the new program at once. Before the fix the exec was
+# then recorded from /proc (args_source "proc": arguments the program may have rewritten)
+# whenever the record was a few ms late (1 in 6 runs of the memfd check above); now
+# the file line waits up to 100 ms for the record.
+sgrun --session s1 -- python3 -c "
+import os
+for i in range(20):
+    if os.fork() == 0:
+        fd = os.open('$W/cloexec.txt', os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        os.write(fd, b'x')
+        os.execv('/bin/true', ['true', 'CLOEXEC%d' % i])
+    os.wait()"
+wait_for "20 cloexec execs" 10 bash -c "[ \$(ev process.exec s1 | jq -c 'select(.args[0]? // \"\" | startswith(\"CLOEXEC\"))' | wc -l) -ge 20 ]" >/dev/null || true
+n=$(ev process.exec s1 | jq -c 'select((.args[0]? // "" | startswith("CLOEXEC")) and .args_source == "kernel")' | wc -l)
+w=$(ev file.write s1 | jq -c "select(.path == \"$W/cloexec.txt\")" | wc -l)
+check "exec closing a written file at once: its arguments are the kernel's (20 of 20: $n; file lines $w)" \
+	test "$n" -eq 20 -a "$w" -ge 20
 
 # ---- files: io_uring, AIO, and the calls that write without write() -------------------------
 sgrun --session s1 -- "$AT" uringwrite "$W/ur.txt" hello

@@ -11,8 +11,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -140,9 +143,9 @@ static void test_release_pid(void **state)
 	assert_int_equal(put(p, 31, t0, true, true, t0, &l), 0);
 	assert_null(l);
 	assert_true(execpend_may_hold(p, 30));
-	execpend_release_pid(p, twin, t0 + MS, &l);
+	execpend_release_pid(p, twin, 0, t0 + MS, &l);
 	assert_null(l);
-	execpend_release_pid(p, 30, t0 + MS, &l);
+	execpend_release_pid(p, 30, 0, t0 + MS, &l);
 	assert_int_equal(count(l), 1);
 	assert_int_equal(l->ev.pid, 30);
 	execpend_items_free(l);
@@ -153,6 +156,93 @@ static void test_release_pid(void **state)
 	assert_int_equal(execpend_claim(p, 31, t0, &l, NULL), EXECPEND_CLAIMED);
 	assert_false(execpend_may_hold(p, 31));
 	assert_null(l);
+	execpend_free(p);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct late_record {
+	struct execpend *p;
+	pid_t pid;
+	uint64_t ts;
+	enum execpend_claim got;
+};
+
+/* The audit thread: pid's record comes 30 ms after the file event. */
+static void *claim_later(void *arg)
+{
+	struct late_record *r = arg;
+	struct execpend_item *l = NULL;
+
+	usleep(30 * 1000);
+	r->got = execpend_claim(r->p, r->pid, r->ts, &l, NULL);
+	execpend_items_free(l);
+	return NULL;
+}
+
+/* The file event of a program comes before its exec's record (the old program's
+ * libraries close at the exec): the release waits, the record claims the exec (its
+ * arguments are the kernel's), nothing is handed back. */
+static void test_release_waits_for_record(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	struct late_record r = { .p = p, .pid = 40, .ts = 8000 * MS, .got = EXECPEND_NONE };
+	pthread_t th;
+	uint64_t t;
+
+	(void)state;
+	assert_int_equal(put(p, 40, r.ts, true, true, r.ts, &l), 0);
+	assert_int_equal(pthread_create(&th, NULL, claim_later, &r), 0);
+	t = mono_ms();
+	execpend_release_pid(p, 40, 2000 * MS, r.ts + MS, &l);
+	t = mono_ms() - t;
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_null(l);
+	assert_int_equal(r.got, EXECPEND_CLAIMED);
+	assert_false(execpend_may_hold(p, 40));
+	assert_in_range(t, 20, 1500);
+	execpend_free(p);
+}
+
+/* No record comes (rules removed): the first release waits its time and hands the exec
+ * back; the next one does not wait, until a record is claimed again. */
+static void test_release_lagging(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	uint64_t t0 = 9000 * MS, t;
+
+	(void)state;
+	assert_int_equal(put(p, 50, t0, true, true, t0, &l), 0);
+	assert_int_equal(put(p, 51, t0, true, true, t0, &l), 0);
+	assert_int_equal(put(p, 52, t0, true, true, t0, &l), 0);
+	t = mono_ms();
+	execpend_release_pid(p, 50, 50 * MS, t0 + MS, &l);
+	assert_in_range(mono_ms() - t, 40, 5000);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
+	l = NULL;
+	t = mono_ms();
+	execpend_release_pid(p, 51, 5000 * MS, t0 + MS, &l);
+	assert_in_range(mono_ms() - t, 0, 1000);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
+	l = NULL;
+	/* a record claimed: releases wait again */
+	assert_int_equal(execpend_claim(p, 52, t0, &l, NULL), EXECPEND_CLAIMED);
+	assert_int_equal(put(p, 53, t0, true, true, t0, &l), 0);
+	t = mono_ms();
+	execpend_release_pid(p, 53, 50 * MS, t0 + MS, &l);
+	assert_in_range(mono_ms() - t, 40, 5000);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
 	execpend_free(p);
 }
 
@@ -264,6 +354,8 @@ int main(void)
 		cmocka_unit_test(test_expire),
 		cmocka_unit_test(test_stale_same_pid),
 		cmocka_unit_test(test_release_pid),
+		cmocka_unit_test(test_release_waits_for_record),
+		cmocka_unit_test(test_release_lagging),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_claim_hands_item),
 		cmocka_unit_test(test_reroot),
