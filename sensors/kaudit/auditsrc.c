@@ -101,7 +101,7 @@ static void proc_fds(struct exec_info *x, pid_t pid, uint64_t ts_ns)
 
 	if (!now)
 		return;
-	if (exec_info_read(pid, ts_ns, false, now) == 0 && now->same && x->has_exe &&
+	if (exec_info_read(pid, ts_ns, 0, now) == 0 && now->same && x->has_exe &&
 	    now->has_exe && strcmp(now->exe, x->exe) == 0) {
 		x->has_fd0 = now->has_fd0;
 		x->has_fd1 = now->has_fd1;
@@ -188,6 +188,13 @@ static void as_emit(struct auditsrc *s, struct auditjoin_ev *p)
 		x->root_len = strlen(held->x.exe) - strlen(p->exe);
 		x->has_cwd = held->x.has_cwd;
 		memcpy(x->cwd, held->x.cwd, sizeof(x->cwd));
+	}
+	/* The exe the connector pinned at the exec: what it is can be told after the
+	 * process is gone (a memfd of curl that exits at once). */
+	if (held && held->x.has_exe_fd) {
+		x->exe_fd = held->x.exe_fd;
+		x->has_exe_fd = true;
+		held->x.has_exe_fd = false;
 	}
 	execpend_items_free(held);
 	/* Complete unless the kernel (or our AUDIT_ARGV_MAX) cut them. */

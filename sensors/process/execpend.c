@@ -184,8 +184,8 @@ int execpend_put(struct execpend *p, const struct cn_event *ev, const struct pta
 	}
 	it->ev = *ev;
 	it->pe = *pe;
-	it->x = *x;          /* takes the cmdline buffer */
-	x->cmdline = NULL;
+	it->x = *x;          /* takes the cmdline buffer and the pinned exe */
+	exec_info_moved(x);
 	make_room(p, hold, now, emit);
 	sl = slot_at(p, p->n++);
 	*sl = (struct ep_slot){ .pid = ev->pid, .ts = ev->ts_ns, .it = it,

@@ -69,14 +69,18 @@ static int sha_fd(int fd, unsigned char out[32])
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 	unsigned char buf[65536];
 	unsigned int n = 0;
+	off_t off = 0;
 	ssize_t got;
 	int ret = -EIO;
 
 	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1)
 		goto out;
-	while ((got = read(fd, buf, sizeof(buf))) > 0)
+	/* pread: a pinned exe (exec_info's exe_fd) may be looked at more than once */
+	while ((got = pread(fd, buf, sizeof(buf), off)) > 0) {
 		if (EVP_DigestUpdate(c, buf, (size_t)got) != 1)
 			goto out;
+		off += got;
+	}
 	if (got == 0 && EVP_DigestFinal_ex(c, out, &n) == 1 && n == 32)
 		ret = 0;
 out:
@@ -225,9 +229,18 @@ const char *exeid_known_as(pid_t pid, const char *path, bool is_exe)
 	return i >= 0 && !table[i].loader ? table[i].name : NULL;
 }
 
-const char *exeid_exe(pid_t pid, const char *exe, bool *loader)
+const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader)
 {
-	int i = lookup(pid, exe, true);
+	int i;
+
+	if (exe_fd >= 0) {
+		exeid_init();
+		pthread_mutex_lock(&mu);
+		i = lookup_locked(exe_fd);
+		pthread_mutex_unlock(&mu);
+	} else {
+		i = lookup(pid, exe, true);
+	}
 
 	*loader = exeid_is_loader(exe) || (i >= 0 && table[i].loader);
 	return i >= 0 && !table[i].loader ? table[i].name : NULL;

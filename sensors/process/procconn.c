@@ -124,7 +124,7 @@ static bool exec_read(struct procconn *p, size_t i, struct exec_info *x)
 	if (ev->pid != ev->tgid || ev->pid == p->a->self || !exec_entry(p, ev, &pe))
 		return false;
 	if (!exec_superseded(p, i, ev->pid))
-		(void)exec_info_read(ev->pid, ev->ts_ns, true, x);
+		(void)exec_info_read(ev->pid, ev->ts_ns, EXEC_READ_ARGV | EXEC_READ_PIN_EXE, x);
 	return true;
 }
 

@@ -90,7 +90,7 @@ static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s", x->exe);
-	known = exeid_exe(pid, x->exe, &loader);
+	known = exeid_exe(pid, x->has_exe_fd ? x->exe_fd : -1, x->exe, &loader);
 	if (loader && x->cmdline &&
 	    (arg = exeid_loaded(x->cmdline, x->cmdlen, &alen)) != NULL && alen < PATH_MAX / 2) {
 		/* An absolute argument of a chroot'ed loader is under its root too. */

@@ -42,18 +42,33 @@ struct exec_info {
 	uint64_t mntns;              /* mount namespace inode; 0 unknown */
 	size_t root_len;             /* chroot'ed: exe[0..root_len) is its root, else 0 */
 	bool has_fd0, has_fd1;       /* /proc/PID/fd/0 and 1 could be read */
+	/* /proc/PID/exe opened at the read (EXEC_READ_PIN_EXE): the running file itself,
+	 * kept so that what it is can still be told after the process is gone (a memfd or
+	 * a deleted copy of curl that exits at once). Owned: moved with the struct,
+	 * closed by exec_info_clear. Valid when has_exe_fd. */
+	bool has_exe_fd;
+	int exe_fd;
 	char fd0[PATH_MAX];          /* their link text: "pipe:[N]", "/dev/pts/0", ... */
 	char fd1[PATH_MAX];
 };
 
+#define EXEC_READ_ARGV 0x1           /* read the cmdline */
+#define EXEC_READ_PIN_EXE 0x2        /* open exe and keep it (x->exe_fd) */
+#define EXEC_PINNED_MAX 256          /* exe files pinned at once; beyond: not pinned */
+
 /*
  * Reads /proc/PID for an exec observed at exec_ns (CLOCK_MONOTONIC): first the start
  * time (a pid reused after exec_ns is refused: x->same false, nothing else read), then
- * cmdline, exe, cwd, status. Whatever could not be read stays unset. 0, -ESRCH (gone
- * or not the same process) or -ENOMEM.
+ * cmdline (EXEC_READ_ARGV), exe, cwd, status, and with EXEC_READ_PIN_EXE the exe file
+ * opened (at most EXEC_PINNED_MAX held at once in the process: each is a descriptor).
+ * Whatever could not be read stays unset. 0, -ESRCH (gone or not the same process) or
+ * -ENOMEM.
  */
-int exec_info_read(pid_t pid, uint64_t exec_ns, bool want_argv, struct exec_info *x);
+int exec_info_read(pid_t pid, uint64_t exec_ns, unsigned flags, struct exec_info *x);
+/* Frees the cmdline and closes the pinned exe. */
 void exec_info_clear(struct exec_info *x);
+/* Gives up x's buffers after a struct copy took them (the copy owns them now). */
+void exec_info_moved(struct exec_info *x);
 
 /* The session of pid from /proc/PID/cgroup (prefix: the sessions' parent). 0 with sid
  * ("" for none) and start_ns, -ESRCH, -errno. */

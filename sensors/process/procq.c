@@ -193,8 +193,8 @@ int procq_exec(struct procq *q, const struct cn_event *ev, const struct ptab_ent
 		exec_info_clear(x);
 		return -ENOMEM;
 	}
-	*j->x = *x;          /* takes the cmdline buffer */
-	x->cmdline = NULL;
+	*j->x = *x;          /* takes the cmdline buffer and the pinned exe */
+	exec_info_moved(x);
 	pq_push(q, j);
 	return 0;
 }

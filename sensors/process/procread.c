@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +136,22 @@ static bool same_process(int dir, uint64_t exec_ns, struct exec_info *x)
 	return ticks_to_mono_ns(x->st.start_ticks) <= exec_ns + 20000000ull;
 }
 
-int exec_info_read(pid_t pid, uint64_t exec_ns, bool want_argv, struct exec_info *x)
+static atomic_int pinned_exes;
+
+/* The exe of the process at dir, opened for exeid, within EXEC_PINNED_MAX. */
+static void pin_exe(int dir, struct exec_info *x)
+{
+	if (atomic_fetch_add(&pinned_exes, 1) >= EXEC_PINNED_MAX) {
+		atomic_fetch_sub(&pinned_exes, 1);
+		return;
+	}
+	x->exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	x->has_exe_fd = x->exe_fd >= 0;
+	if (!x->has_exe_fd)
+		atomic_fetch_sub(&pinned_exes, 1);
+}
+
+int exec_info_read(pid_t pid, uint64_t exec_ns, unsigned flags, struct exec_info *x)
 {
 	char path[32];
 	int dir, ret = 0;
@@ -147,7 +163,7 @@ int exec_info_read(pid_t pid, uint64_t exec_ns, bool want_argv, struct exec_info
 		return -ESRCH;
 	/* argv first: it is what a short-lived process takes with it. Every read goes
 	 * through dir, so checking the start time afterwards covers it as well. */
-	if (want_argv && read_cmdline(dir, x) == -ENOMEM)
+	if ((flags & EXEC_READ_ARGV) && read_cmdline(dir, x) == -ENOMEM)
 		ret = -ENOMEM;
 	x->same = same_process(dir, exec_ns, x);
 	if (!x->same) {
@@ -157,6 +173,8 @@ int exec_info_read(pid_t pid, uint64_t exec_ns, bool want_argv, struct exec_info
 		goto out;
 	}
 	read_link(dir, "exe", x->exe, &x->has_exe);
+	if (flags & EXEC_READ_PIN_EXE)
+		pin_exe(dir, x);
 	read_link(dir, "cwd", x->cwd, &x->has_cwd);
 	read_status(dir, x);
 	read_mntns(dir, x);
@@ -172,6 +190,17 @@ void exec_info_clear(struct exec_info *x)
 {
 	free(x->cmdline);
 	x->cmdline = NULL;
+	if (x->has_exe_fd) {
+		close(x->exe_fd);
+		atomic_fetch_sub(&pinned_exes, 1);
+		x->has_exe_fd = false;
+	}
+}
+
+void exec_info_moved(struct exec_info *x)
+{
+	x->cmdline = NULL;
+	x->has_exe_fd = false;
 }
 
 int proc_session_of(pid_t pid, const char *prefix, char *sid, size_t sidlen,
