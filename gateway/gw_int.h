@@ -30,7 +30,7 @@ struct gw_stats {
 	atomic_uint_fast64_t packets, verdicts_accept, verdicts_drop, batches;
 	atomic_uint_fast64_t flows_new, flows_ended, flows_untracked, syn_tuple_reused;
 	atomic_uint_fast64_t dns_queries, dns_answers, dns_unanswered, dns_malformed;
-	atomic_uint_fast64_t malformed, unknown_session, unparsable;
+	atomic_uint_fast64_t malformed, unknown_session, unparsable, truncated;
 	atomic_uint_fast64_t queue_dropped, user_dropped, ct_overruns, emit_failed;
 	atomic_uint_fast64_t lat[GW_LAT_BUCKETS + 1];   /* decision latency histogram */
 	atomic_uint_fast64_t lat_sum_us;
@@ -145,6 +145,7 @@ struct gw_meta {
 	int64_t t0_us;                /* monotonic, when received */
 	const struct gw_pkg_hosts *pkg;   /* the sender is an installer under block; NULL */
 	bool csum_unready;            /* NFQA_SKB_INFO: checksum to be filled in, or GSO */
+	bool truncated;               /* NFQA_CAP_LEN: the packet is longer than len */
 };
 
 /* ---- `unapproved: block` (gateway/pkgguard.c) ---- */

@@ -185,6 +185,7 @@ static void add_counts(struct gateway *g, const struct gw_counts *n)
 	add(&g->st.flows_untracked, n->flows_untracked);
 	add(&g->st.syn_tuple_reused, n->syn_tuple_reused);
 	add(&g->st.unparsable, n->unparsable);
+	add(&g->st.truncated, n->truncated);
 	add(&g->st.dns_queries, n->dns_queries);
 	add(&g->st.dns_answers, n->dns_answers);
 	add(&g->st.dns_malformed, n->dns_malformed);
@@ -277,7 +278,8 @@ void gw_handle(struct gw_worker *w, const struct gw_meta *m0, int *verdict, uint
 	struct gw_decision dec, *out = &dec;
 	char sid[MARKTAB_ID_MAX + 1];
 	struct gw_packet_in in = { .bytes = m->pay, .len = m->len, .mark = m->mark,
-				   .sid = sid, .uid = m->uid, .csum_unready = m->csum_unready };
+				   .sid = sid, .uid = m->uid, .csum_unready = m->csum_unready,
+				   .truncated = m->truncated };
 	struct gw_pkg_hosts pk;
 	const struct gw_pkg_hosts *pkp = NULL;
 	bool go;

@@ -28,6 +28,7 @@ static const struct counter_def counters[] = {
 	C(dns_malformed, "Malformed DNS messages"),
 	C(unknown_session, "Packets of an unknown session mark (dropped)"),
 	C(unparsable, "Packets whose IP header did not parse"),
+	C(truncated, "Packets the queue gave cut (longer than its 64 KiB copy range: BIG TCP, a raised gro_max_size), dropped when enforcing"),
 	C(queue_dropped, "Packets the kernel dropped: queue full"),
 	C(user_dropped, "Packets the kernel dropped: netlink socket full"),
 	C(ct_overruns, "Conntrack event socket overruns"),

@@ -280,6 +280,9 @@ static void fill_meta(struct nlattr **attr, struct gw_meta *m)
 		m->pay = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
 		m->len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
 	}
+	/* A GSO/GRO packet over the copy range (0xffff: BIG TCP, gro_max_size raised) comes
+	 * cut, its full length here: its tail was not read. */
+	m->truncated = attr_u32(attr[NFQA_CAP_LEN], &v) && v > m->len;
 }
 
 int nfq_packet_parse(const struct nlmsghdr *nlh, struct gw_meta *m)

@@ -44,6 +44,15 @@ bool gw_decide_read(struct gw_packet_in *in, bool enforce, struct gw_decision *o
 		out->verdict = p->later_fragment && !enforce ? NF_ACCEPT : NF_DROP;
 		return false;
 	}
+	/* A packet the queue gave cut (a GSO/GRO packet over the 64 KiB copy range: BIG
+	 * TCP, or a raised gro_max_size): its tail would go out unread, a second request
+	 * head on a followed HTTP flow among it. Enforcing, it is dropped; TCP sends the
+	 * lost bytes again in segments of one MSS, which are read. */
+	if (in->truncated) {
+		out->n.truncated++;
+		out->verdict = enforce ? NF_DROP : NF_ACCEPT;
+		return false;
+	}
 	/* Fast Open: data on a SYN would reach the server before anything is read. It is
 	 * taken off (the client's TCP sends it again after the handshake, where it is
 	 * read as the first flight). */

@@ -34,6 +34,7 @@ struct gw_packet_in {
 	const char *sid;              /* the session of the mark */
 	int64_t uid, pid;             /* -1 unknown */
 	bool csum_unready;            /* the kernel has yet to fill the checksum in (GSO) */
+	bool truncated;               /* the queue gave only the first len bytes of it */
 	int64_t now_ms;               /* the clock: monotonic ms ... */
 	struct timespec now_wall;     /* ... and wall time, for records */
 	struct gw_pkt p;              /* filled in by gw_decide_read */
@@ -100,7 +101,7 @@ struct gw_decide_hooks {
 
 /* Counters the caller adds to its statistics. */
 struct gw_counts {
-	unsigned flows_new, flows_untracked, unparsable, syn_tuple_reused;
+	unsigned flows_new, flows_untracked, unparsable, syn_tuple_reused, truncated;
 	unsigned dns_queries, dns_answers, dns_malformed, dns_unanswered, dns_synth;
 	unsigned blocked_dns, blocked_flows, would_block_flows;
 };
