@@ -135,8 +135,7 @@ int execpend_new(struct execpend **out)
 		pthread_condattr_destroy(&ca);
 	}
 	if (ret) {
-		pthread_cond_destroy(&p->claimed_cv);
-	pthread_mutex_destroy(&p->mu);
+		pthread_mutex_destroy(&p->mu);
 		free(p);
 		return -ret;
 	}
