@@ -234,10 +234,20 @@ const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader)
 	int i;
 
 	if (exe_fd >= 0) {
+		char proc[64];
+		int fd;
+
 		exeid_init();
-		pthread_mutex_lock(&mu);
-		i = lookup_locked(exe_fd);
-		pthread_mutex_unlock(&mu);
+		/* exe_fd is O_PATH (exec_info's pin): opened for reading through its link */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", exe_fd);
+		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		i = -1;
+		if (fd >= 0) {
+			pthread_mutex_lock(&mu);
+			i = lookup_locked(fd);
+			pthread_mutex_unlock(&mu);
+			close(fd);
+		}
 	} else {
 		i = lookup(pid, exe, true);
 	}

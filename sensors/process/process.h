@@ -42,10 +42,10 @@ struct exec_info {
 	uint64_t mntns;              /* mount namespace inode; 0 unknown */
 	size_t root_len;             /* chroot'ed: exe[0..root_len) is its root, else 0 */
 	bool has_fd0, has_fd1;       /* /proc/PID/fd/0 and 1 could be read */
-	/* /proc/PID/exe opened at the read (EXEC_READ_PIN_EXE): the running file itself,
-	 * kept so that what it is can still be told after the process is gone (a memfd or
-	 * a deleted copy of curl that exits at once). Owned: moved with the struct,
-	 * closed by exec_info_clear. Valid when has_exe_fd. */
+	/* /proc/PID/exe opened O_PATH at the read (EXEC_READ_PIN_EXE): the running file
+	 * itself, kept so that what it is can still be told after the process is gone (a
+	 * memfd or a deleted copy of curl that exits at once). Owned: moved with the
+	 * struct, closed by exec_info_clear. Valid when has_exe_fd. */
 	bool has_exe_fd;
 	int exe_fd;
 	char fd0[PATH_MAX];          /* their link text: "pipe:[N]", "/dev/pts/0", ... */

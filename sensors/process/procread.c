@@ -138,14 +138,19 @@ static bool same_process(int dir, uint64_t exec_ns, struct exec_info *x)
 
 static atomic_int pinned_exes;
 
-/* The exe of the process at dir, opened for exeid, within EXEC_PINNED_MAX. */
+/*
+ * The exe of the process at dir, pinned for exeid, within EXEC_PINNED_MAX. O_PATH: the
+ * file's own open is not called (on the connector's real-time thread, an open that a
+ * FUSE daemon of the session answers when it likes would stall every exec); the emitter
+ * opens it for reading through /proc/self/fd later.
+ */
 static void pin_exe(int dir, struct exec_info *x)
 {
 	if (atomic_fetch_add(&pinned_exes, 1) >= EXEC_PINNED_MAX) {
 		atomic_fetch_sub(&pinned_exes, 1);
 		return;
 	}
-	x->exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	x->exe_fd = openat(dir, "exe", O_PATH | O_CLOEXEC);
 	x->has_exe_fd = x->exe_fd >= 0;
 	if (!x->has_exe_fd)
 		atomic_fetch_sub(&pinned_exes, 1);
