@@ -144,7 +144,7 @@ def sink(d, ports):
     addr = os.environ.get("SINK_ADDR", "0.0.0.0")
     sel = selectors.DefaultSelector()
     for p in ports:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if os.environ.get("SINK_TFO"):
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
@@ -243,6 +243,24 @@ def qd2(resolver, n1, n2):
         print("timeout")
 
 
+def bigtail(host, port, h1, h2, body):
+    """A request to h1 with a body, then the tail of the body and a request to h2 in one
+    send: with BIG TCP the last send leaves as one GSO packet longer than the queue's
+    64 KiB copy range, the second request head in its part past the copy."""
+    body = int(body)
+    tail = 120000
+    s = conn(host, port)
+    try:
+        s.sendall(("POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n"
+                   % (h1, body)).encode() + b"a" * (body - tail))
+        time.sleep(0.5)   # everything acknowledged: the last send goes out at once, whole
+        s.sendall(b"b" * tail + http_head(h2))
+        print(outcome(s, 3.0))
+    except OSError as e:
+        print("error:%s" % e.errno)
+    s.close()
+
+
 def main(a):
     cmd = a[0]
     if cmd == "sink":
@@ -267,6 +285,8 @@ def main(a):
         finfirst(a[1], int(a[2]), a[3], a[4], int(a[5]), int(a[6]))
     elif cmd == "keepalive":
         keepalive(a[1], int(a[2]), a[3], a[4])
+    elif cmd == "bigtail":
+        bigtail(a[1], int(a[2]), a[3], a[4], a[5])
     elif cmd == "udp53":
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("", 53))
