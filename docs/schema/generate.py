@@ -38,7 +38,7 @@ FIELD = {
     "pid": IN, "ppid": IN, "uid": IN, "euid": IN, "gid": IN, "exit_code": IN,
     "signal": IN, "duration_us": IN, "duration_ms": IN, "exit_status": IN,
     "path": SN, "new_path": SN, "target": SN, "device": SN, "fstype": SN, "mnt_ns": UN,
-    "cwd": SN, "exe": SN, "cmd": SN, "args": ARRN, "argv_complete": BN,
+    "cwd": SN, "exe": SN, "cmd": SN, "args": ARRN, "argv_complete": BN, "exe_checked": BN,
     "args_truncated": BN, "comm": SN, "stdin": SN, "stdout": SN, "core_dumped": BN,
     "qname": SN, "qtype": SN, "rcode": SN, "resolver": SN, "transport": SN,
     "answers": {"type": ["array", "null"], "items": {"$ref": BASE + "defs.json#/$defs/answer"}},

@@ -22,6 +22,7 @@
 #include "sensors/process/proc_int.h"
 
 #define EXEID_CACHE 64
+#define EXEID_UNCHECKED (-2)          /* lookup: the file could not be read */
 #define EXEID_MAX_BYTES (64u << 20)   /* bigger files are not hashed */
 
 struct known {
@@ -142,7 +143,7 @@ void exeid_init(void)
 	pthread_once(&once, load);
 }
 
-/* The table index of the file open at fd, or -1. Under mu. */
+/* The table index of the file open at fd, -1 (none), or EXEID_UNCHECKED. Under mu. */
 static int lookup_locked(int fd)
 {
 	unsigned char sha[32];
@@ -150,7 +151,9 @@ static int lookup_locked(int fd)
 	int found = -1;
 	bool sized = false;
 
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) != 0)
+		return EXEID_UNCHECKED;
+	if (!S_ISREG(st.st_mode))
 		goto out;
 	for (size_t i = 0; i < n_table; i++) {
 		if (table[i].dev == st.st_dev && table[i].ino == st.st_ino) {
@@ -168,10 +171,11 @@ static int lookup_locked(int fd)
 			found = cache[i].known;
 			goto out;
 		}
-	if (sha_fd(fd, sha) == 0)
-		for (size_t i = 0; i < n_table; i++)
-			if (table[i].size == st.st_size && memcmp(table[i].sha, sha, 32) == 0)
-				found = (int)i;
+	if (sha_fd(fd, sha) != 0)
+		return EXEID_UNCHECKED;   /* not remembered: a later read may succeed */
+	for (size_t i = 0; i < n_table; i++)
+		if (table[i].size == st.st_size && memcmp(table[i].sha, sha, 32) == 0)
+			found = (int)i;
 	cache[cache_next] = (struct seen){ st.st_dev, st.st_ino, st.st_mtim, found };
 	cache_next = (cache_next + 1) % EXEID_CACHE;
 out:
@@ -192,7 +196,8 @@ static bool same_link(const char *proc, const char *path)
 						 strcmp(buf + plen, " (deleted)") == 0);
 }
 
-/* The table index of the program at path (with is_exe, the file /proc/PID/exe holds), or -1. */
+/* The table index of the program at path (with is_exe, the file /proc/PID/exe holds), -1,
+ * or EXEID_UNCHECKED. */
 static int lookup(pid_t pid, const char *path, bool is_exe)
 {
 	char proc[64];
@@ -200,7 +205,7 @@ static int lookup(pid_t pid, const char *path, bool is_exe)
 
 	exeid_init();
 	if (!path || path[0] != '/')
-		return -1;
+		return EXEID_UNCHECKED;
 	/* The running file itself when the process is still there: right in its own mount
 	 * namespace and when the path was deleted or replaced since. */
 	if (is_exe && pid > 0) {
@@ -214,7 +219,7 @@ static int lookup(pid_t pid, const char *path, bool is_exe)
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* NONBLOCK: a FIFO */
 	if (fd < 0)
-		return -1;
+		return EXEID_UNCHECKED;
 	pthread_mutex_lock(&mu);
 	i = lookup_locked(fd);
 	pthread_mutex_unlock(&mu);
@@ -222,14 +227,15 @@ static int lookup(pid_t pid, const char *path, bool is_exe)
 	return i;
 }
 
-const char *exeid_known_as(pid_t pid, const char *path, bool is_exe)
+const char *exeid_known_as(pid_t pid, const char *path, bool is_exe, bool *checked)
 {
 	int i = lookup(pid, path, is_exe);
 
+	*checked = i != EXEID_UNCHECKED;
 	return i >= 0 && !table[i].loader ? table[i].name : NULL;
 }
 
-const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader)
+const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader, bool *checked)
 {
 	int i;
 
@@ -241,7 +247,7 @@ const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader)
 		/* exe_fd is O_PATH (exec_info's pin): opened for reading through its link */
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", exe_fd);
 		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		i = -1;
+		i = EXEID_UNCHECKED;
 		if (fd >= 0) {
 			pthread_mutex_lock(&mu);
 			i = lookup_locked(fd);
@@ -253,6 +259,7 @@ const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader)
 	}
 
 	*loader = exeid_is_loader(exe) || (i >= 0 && table[i].loader);
+	*checked = i != EXEID_UNCHECKED;
 	return i >= 0 && !table[i].loader ? table[i].name : NULL;
 }
 

@@ -16,16 +16,17 @@
 
 /* The well-known name ("curl", "dash", ...) of the program when it is one of them under
  * any name (same inode, or the same size and SHA-256), else NULL. With is_exe, the file
- * /proc/PID/exe holds while the process lives, else the file at path. */
-const char *exeid_known_as(pid_t pid, const char *path, bool is_exe);
+ * /proc/PID/exe holds while the process lives, else the file at path. *checked: false
+ * when no file could be read (gone, unreadable): NULL then means "not known". */
+const char *exeid_known_as(pid_t pid, const char *path, bool is_exe, bool *checked);
 /* Whether exe is the dynamic loader (ld-linux*.so*, ld.so). */
 bool exeid_is_loader(const char *exe);
 /* exeid_known_as of pid's exe, and in *loader whether that exe is the dynamic loader: by
  * name, or the same file as one of the system's loaders under another name (a copy, a
  * hard link, a memfd), which runs `copy /usr/bin/curl` as the loader does. exe_fd >= 0:
  * the exe pinned at the exec (exec_info's), looked at instead of /proc/PID/exe, which is
- * gone with a process that exited at once. */
-const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader);
+ * gone with a process that exited at once. *checked as exeid_known_as's. */
+const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader, bool *checked);
 /* For the loader's cmdline: the program it loads (the first non-option argument after
  * argv[0]), with its length in *alen; NULL when there is none. */
 const char *exeid_loaded(const char *cmdline, size_t len, size_t *alen);

@@ -75,22 +75,24 @@ static void put_fd(struct event *e, const char *key, bool known, const char *lin
 /*
  * program: the file that runs, keyed on what the caller cannot choose (exe; for the
  * dynamic loader the program it loads); exe_known_as: a well-known downloader, shell or
- * interpreter that file is, under whatever name (exeid.c). Detection keys on these.
+ * interpreter that file is, under whatever name (exeid.c); exe_checked: whether that
+ * file could be read for it. Detection keys on these.
  */
 static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 {
 	char path[PATH_MAX];
 	const char *arg, *known;
 	size_t alen;
-	bool loader;
+	bool loader, checked;
 
 	if (!x->has_exe) {
 		event_null(e, "program");
 		event_null(e, "exe_known_as");
+		event_null(e, "exe_checked");
 		return;
 	}
 	snprintf(path, sizeof(path), "%s", x->exe);
-	known = exeid_exe(pid, x->has_exe_fd ? x->exe_fd : -1, x->exe, &loader);
+	known = exeid_exe(pid, x->has_exe_fd ? x->exe_fd : -1, x->exe, &loader, &checked);
 	if (loader && x->cmdline &&
 	    (arg = exeid_loaded(x->cmdline, x->cmdlen, &alen)) != NULL && alen < PATH_MAX / 2) {
 		/* An absolute argument of a chroot'ed loader is under its root too. */
@@ -102,10 +104,13 @@ static void put_program(struct event *e, pid_t pid, const struct exec_info *x)
 		else
 			snprintf(path, sizeof(path), "%.*s/%.*s", PATH_MAX / 2 - 1, x->cwd,
 				 (int)alen, arg);
-		known = exeid_known_as(pid, path, false);
+		known = exeid_known_as(pid, path, false, &checked);
 	}
 	event_str(e, "program", path);
 	event_str(e, "exe_known_as", known);
+	/* false: the file could not be read (the program exited, its file gone, and it was
+	 * not pinned): a null exe_known_as is then "not known", not "none of them" */
+	event_bool(e, "exe_checked", checked);
 }
 
 int procemit_exec(const struct cn_event *ev, const struct ptab_ent *pe,

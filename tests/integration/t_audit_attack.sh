@@ -72,8 +72,8 @@ jcheck "chroot + loader: the program under the jail's root" "$e" \
 	".program == \"$J/usr/bin/ls\" and .exe_known_as == \"base64\""
 sgrun --session s1 -- /usr/bin/ls -d /
 e=$(exec1 '.args == ["-d","/"]')
-jcheck "control: the host's ls is itself" "$e" \
-	'.exe == "/usr/bin/ls" and .program == "/usr/bin/ls" and .exe_known_as == null'
+jcheck "control: the host's ls is itself (read: exe_checked, not a known program)" "$e" \
+	'.exe == "/usr/bin/ls" and .program == "/usr/bin/ls" and .exe_known_as == null and .exe_checked == true'
 
 # ---- exec: fileless (memfd + execveat), argv[0], a script, a very long argv ----------------
 # (Chosen by its arguments, so a wrong exe shows in the check, not as a missing line.)
@@ -105,9 +105,9 @@ for i in range(10):
     os.unlink(p)' </dev/null >/dev/null 2>&1
 wait_for "20 quick execs" 10 execs_at_least 20 '.args[0]? == "-w" and (.args[1] | tonumber) >= 100' >/dev/null || true
 q=$(ev process.exec s1 | jq -c 'select(.args[0]? == "-w" and (.args[1] | tonumber) >= 100)')
-n=$(jq -s '[.[] | select(.exe_known_as == "base64")] | length' <<<"$q")
-check "quick exits (10 memfd, 10 deleted copies): all known as base64 ($n of $(jq -s length <<<"$q"))" test "$n" -eq 20
-[ "$n" -eq 20 ] && true || jq -c 'select(.exe_known_as != "base64") | [.exe, .args, .exe_known_as, .args_source]' <<<"$q" | head -5
+n=$(jq -s '[.[] | select(.exe_known_as == "base64" and .exe_checked == true)] | length' <<<"$q")
+check "quick exits (10 memfd, 10 deleted copies): all known as base64, exe_checked ($n of $(jq -s length <<<"$q"))" test "$n" -eq 20
+[ "$n" -eq 20 ] && true || jq -c 'select(.exe_known_as != "base64") | [.exe, .args, .exe_known_as, .exe_checked, .args_source]' <<<"$q" | head -5
 sgrun --session s1 -- bash -c 'exec -a /usr/bin/innocent /usr/bin/base64 --version' >/dev/null
 e=$(exec1 '.cmd == "/usr/bin/innocent"')
 jcheck "exec -a: cmd spoofed, exe and program true" "$e" \
