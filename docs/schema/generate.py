@@ -73,7 +73,7 @@ FIELD = {
     "checkpoint": SN, "version": SN, "config": SN, "state_dir": SN, "control": SN,
     "ok": BN, "kept": BN, "rules": UN, "netns": SN, "queue_base": UN, "queues": UN,
     "queue_impl": SN, "cgroup_level": UN, "fail_open": BN, "blocked": UN, "burst": UN,
-    "last_reason": SN,
+    "last_reason": SN, "flood_rate": U,
 }
 
 # interface.md: the fields each contract event must carry.
