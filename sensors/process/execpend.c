@@ -29,6 +29,9 @@ struct execpend {
 	/* A release waited in vain (no record came: rules removed, records lost): the next
 	 * ones do not wait until a claim shows the records come again. */
 	bool lagging;
+	/* What is left of the waiting budget (EXECPEND_WAIT_BUDGET_NS a second), and when
+	 * it was last refilled (monotonic ns; 0: never, full). */
+	uint64_t budget_ns, budget_at;
 	size_t tail, n;              /* slots [tail, tail + n) in put order, some free */
 	size_t held;
 	/* Held execs per pid % EXECPEND_FILTER, read without the lock: most file events
@@ -259,6 +262,30 @@ bool execpend_may_hold(struct execpend *p, pid_t pid)
 	return pid > 0 && atomic_load(held_of(p, pid)) != 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The waiting budget left at t, refilled at EXECPEND_WAIT_BUDGET_NS per second. */
+static uint64_t budget_left(struct execpend *p, uint64_t t)
+{
+	uint64_t dt = p->budget_at && t > p->budget_at ? t - p->budget_at : 0;
+
+	if (!p->budget_at || dt >= 1000000000ull)
+		p->budget_ns = EXECPEND_WAIT_BUDGET_NS;
+	else
+		p->budget_ns += dt * EXECPEND_WAIT_BUDGET_NS / 1000000000ull;
+	if (p->budget_ns > EXECPEND_WAIT_BUDGET_NS)
+		p->budget_ns = EXECPEND_WAIT_BUDGET_NS;
+	p->budget_at = t ? t : 1;
+	return p->budget_ns;
+}
+
 static bool pid_held(struct execpend *p, pid_t pid)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -292,8 +319,15 @@ void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t wait_ns, uint6
 	if (!execpend_may_hold(p, pid))
 		return;
 	pthread_mutex_lock(&p->mu);
-	if (wait_ns && !p->lagging && !await_claim(p, pid, wait_ns))
-		p->lagging = true;
+	if (wait_ns && !p->lagging) {
+		uint64_t t0 = mono_ns(), left = budget_left(p, t0), spent;
+		bool capped = left < wait_ns;
+
+		if (left && !await_claim(p, pid, capped ? left : wait_ns) && !capped)
+			p->lagging = true;
+		spent = mono_ns() - t0;
+		p->budget_ns -= spent < p->budget_ns ? spent : p->budget_ns;
+	}
 	for (size_t i = 0; i < p->n; i++) {
 		struct ep_slot *sl = slot_at(p, i);
 

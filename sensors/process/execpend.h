@@ -24,6 +24,7 @@
 #define EXECPEND_SLACK_NS 2000000ull     /* record time (ms, coarse) vs the exec's */
 #define EXECPEND_FILTER 1024             /* buckets of the lock-free "pid holds" check */
 #define EXECPEND_RELEASE_WAIT_NS 100000000ull /* a file event waits this long for the record */
+#define EXECPEND_WAIT_BUDGET_NS 200000000ull  /* ... and all of them this long a second */
 
 /* One exec as the connector saw it; what the caller emits when it is handed back. */
 struct execpend_item {
@@ -98,7 +99,10 @@ enum execpend_claim execpend_claim(struct execpend *p, pid_t pid, uint64_t ts_ns
  * source to claim pid's held execs; what is still held then goes to *emit, with
  * tombstones (the connector's account, arguments from /proc). A wait that ends at its
  * deadline makes the next releases not wait until a record is claimed again: with the
- * records gone (rules removed, records lost) no file event waits more than once.
+ * records gone (rules removed, records lost) no file event waits more than once. And the
+ * waits share a budget of EXECPEND_WAIT_BUDGET_NS a second: a storm of execs whose
+ * records are late or lost cannot hold the file sensor's thread (and its queue) for more
+ * than a fifth of its time; past the budget the connector's account is emitted at once.
  * Cheap when pid holds nothing: no lock is taken.
  */
 void execpend_release_pid(struct execpend *p, pid_t pid, uint64_t wait_ns, uint64_t now,

@@ -246,6 +246,41 @@ static void test_release_lagging(void **state)
 	execpend_free(p);
 }
 
+/* Records late or lost in a storm: the waits share EXECPEND_WAIT_BUDGET_NS a second, so
+ * a file event waits at most what is left of it (here far less than it asks), and the
+ * exec is handed back. */
+static void test_release_budget(void **state)
+{
+	struct execpend *p = mk();
+	struct execpend_item *l = NULL;
+	uint64_t t0 = 11000 * MS, t;
+
+	(void)state;
+	for (pid_t pid = 60; pid <= 63; pid++)
+		assert_int_equal(put(p, pid, t0, true, true, t0, &l), 0);
+	/* 150 of the 200 ms spent; no record came: lagging */
+	execpend_release_pid(p, 60, 150 * MS, t0 + MS, &l);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
+	l = NULL;
+	assert_int_equal(execpend_claim(p, 62, t0, &l, NULL), EXECPEND_CLAIMED);
+	/* asks a second, gets what is left (about 50 ms and what came back since) */
+	t = mono_ms();
+	execpend_release_pid(p, 61, 1000 * MS, t0 + MS, &l);
+	t = mono_ms() - t;
+	assert_in_range(t, 0, 600);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
+	l = NULL;
+	/* the budget spent: the next one barely waits */
+	t = mono_ms();
+	execpend_release_pid(p, 63, 1000 * MS, t0 + MS, &l);
+	assert_in_range(mono_ms() - t, 0, 600);
+	assert_int_equal(count(l), 1);
+	execpend_items_free(l);
+	execpend_free(p);
+}
+
 /* Two execs of one pid, the first's record never came: the second's record hands the
  * first back and claims the second. */
 static void test_stale_same_pid(void **state)
@@ -356,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_release_pid),
 		cmocka_unit_test(test_release_waits_for_record),
 		cmocka_unit_test(test_release_lagging),
+		cmocka_unit_test(test_release_budget),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_claim_hands_item),
 		cmocka_unit_test(test_reroot),
