@@ -285,8 +285,10 @@ static int pc_fill(struct procconn *p)
 		if (got == 0)
 			return 0;
 		n = 0;
-		(void)cn_decode(p->buf, (size_t)got, &p->batch[p->n], PC_BATCH - p->n, &n,
-				&p->bad);
+		/* A datagram whose framing is broken: its events are past reading, counted */
+		if (cn_decode(p->buf, (size_t)got, &p->batch[p->n], PC_BATCH - p->n, &n,
+			      &p->bad) != 0)
+			p->bad++;
 		p->n += n;
 	}
 	return 1;   /* full: more may wait */
@@ -353,6 +355,13 @@ static void pc_tick(void *ctx)
 		(void)audit_emit_loss("audit_pid_table", (int64_t)p->table_full,
 				      "pid table full: session processes not tracked");
 		p->table_full = 0;
+	}
+	if (p->bad) {
+		/* Not expected from the kernel; said, never skipped silently. The events
+		 * such a message held cannot be counted: lost null. */
+		(void)audit_emit_loss("proc_connector", -1,
+				      "connector messages not understood (malformed)");
+		p->bad = 0;
 	}
 	ptab_sweep(p->a->tab, time_mono_ns());
 	if (p->a->pk)
