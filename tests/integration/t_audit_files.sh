@@ -63,7 +63,7 @@ check "host writes give no event" test -z "$(journal_lines "$SG_STATE" | grep -F
 n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and .session_id != "s1" and
 	((.event == "file.mount" or .event == "file.unmount") and .session_id == null | not))' | wc -l)
 check "every file event belongs to the session (none of the daemon's own)" test "$n" -eq 0
-n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and (.path | startswith("'"$SG_STATE"'")))' | wc -l)
+n=$(journal_lines "$SG_STATE" | jq -c 'select((.event | startswith("file.")) and (.path // "" | startswith("'"$SG_STATE"'")))' | wc -l)
 check "the journal's own writes are not logged" test "$n" -eq 0
 
 # ---- a mount in the session's own mount namespace -------------------------------------
