@@ -70,18 +70,14 @@ static int sha_fd(int fd, unsigned char out[32])
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 	unsigned char buf[65536];
 	unsigned int n = 0;
-	off_t off = 0;
 	ssize_t got;
 	int ret = -EIO;
 
 	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1)
 		goto out;
-	/* pread: a pinned exe (exec_info's exe_fd) may be looked at more than once */
-	while ((got = pread(fd, buf, sizeof(buf), off)) > 0) {
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
 		if (EVP_DigestUpdate(c, buf, (size_t)got) != 1)
 			goto out;
-		off += got;
-	}
 	if (got == 0 && EVP_DigestFinal_ex(c, out, &n) == 1 && n == 32)
 		ret = 0;
 out:
@@ -196,19 +192,25 @@ static bool same_link(const char *proc, const char *path)
 						 strcmp(buf + plen, " (deleted)") == 0);
 }
 
-/* The table index of the program at path (with is_exe, the file /proc/PID/exe holds), -1,
- * or EXEID_UNCHECKED. */
-static int lookup(pid_t pid, const char *path, bool is_exe)
+/* The table index of the program at path (with is_exe, the file /proc/PID/exe holds; with
+ * pinned >= 0, the exe pinned O_PATH at the exec), -1, or EXEID_UNCHECKED. */
+static int lookup(pid_t pid, int pinned, const char *path, bool is_exe)
 {
 	char proc[64];
 	int i = -1, fd = -1;
 
 	exeid_init();
-	if (!path || path[0] != '/')
+	if (pinned >= 0) {   /* opened for reading through its link */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pinned);
+		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			return EXEID_UNCHECKED;
+	} else if (!path || path[0] != '/') {
 		return EXEID_UNCHECKED;
+	}
 	/* The running file itself when the process is still there: right in its own mount
 	 * namespace and when the path was deleted or replaced since. */
-	if (is_exe && pid > 0) {
+	if (fd < 0 && is_exe && pid > 0) {
 		snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
 		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0 && !same_link(proc, path)) {
@@ -229,7 +231,7 @@ static int lookup(pid_t pid, const char *path, bool is_exe)
 
 const char *exeid_known_as(pid_t pid, const char *path, bool is_exe, bool *checked)
 {
-	int i = lookup(pid, path, is_exe);
+	int i = lookup(pid, -1, path, is_exe);
 
 	*checked = i != EXEID_UNCHECKED;
 	return i >= 0 && !table[i].loader ? table[i].name : NULL;
@@ -237,26 +239,7 @@ const char *exeid_known_as(pid_t pid, const char *path, bool is_exe, bool *check
 
 const char *exeid_exe(pid_t pid, int exe_fd, const char *exe, bool *loader, bool *checked)
 {
-	int i;
-
-	if (exe_fd >= 0) {
-		char proc[64];
-		int fd;
-
-		exeid_init();
-		/* exe_fd is O_PATH (exec_info's pin): opened for reading through its link */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", exe_fd);
-		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		i = EXEID_UNCHECKED;
-		if (fd >= 0) {
-			pthread_mutex_lock(&mu);
-			i = lookup_locked(fd);
-			pthread_mutex_unlock(&mu);
-			close(fd);
-		}
-	} else {
-		i = lookup(pid, exe, true);
-	}
+	int i = lookup(pid, exe_fd, exe, true);
 
 	*loader = exeid_is_loader(exe) || (i >= 0 && table[i].loader);
 	*checked = i != EXEID_UNCHECKED;
