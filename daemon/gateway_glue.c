@@ -87,6 +87,7 @@ static void gw_opts(const struct sg_gateway_config *g, struct gw_config *o)
 	o->flood_rate = g->flood_rate;
 	o->worker_priority = g->worker_priority;
 	o->flood_worker_priority = g->flood_worker_priority;
+	o->flood_worker_realtime = g->flood_worker_realtime;
 }
 
 /* gateway.start: what was installed where, and whether it fails open (said loudly). */

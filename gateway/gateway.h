@@ -42,6 +42,7 @@ struct gw_config {
 	                               * the rest rejected in the kernel; 0: no limit */
 	unsigned worker_priority;     /* queue workers at nice -N (docs/gateway.md "Threads") */
 	unsigned flood_worker_priority; /* ... while a session's flood limit is on (if higher) */
+	bool flood_worker_realtime;   /* ... SCHED_RR at 1 then instead (falls back to the nice) */
 };
 
 struct gateway;

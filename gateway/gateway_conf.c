@@ -27,6 +27,7 @@ void cfg_gateway_default(struct sg_gateway_config *g)
 		.block_window_ms = 10 * MS_S, .revoke_on_reload = false,
 		.blocked_budget = 100, .blocked_summary_ms = 5 * MS_S,
 		.flood_rate = 100, .worker_priority = 0, .flood_worker_priority = 10,
+		.flood_worker_realtime = true,
 	};
 }
 
@@ -128,6 +129,7 @@ static const struct cfg_key gateway_keys[] = {
 	UINT_KEY(GC, flood_rate, 0, 1000000),
 	UINT_KEY(GC, worker_priority, 0, 20),
 	UINT_KEY(GC, flood_worker_priority, 0, 20),
+	{ "flood_worker_realtime", CK_BOOL, F(GC, flood_worker_realtime), 0, 0, 0, NULL, NULL },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
 };
 #undef GC

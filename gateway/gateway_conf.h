@@ -49,6 +49,7 @@ struct sg_gateway_config {
 	unsigned flood_rate;          /* packets/s to the queue of a session past its budget; 0 off */
 	unsigned worker_priority;     /* the queue workers run at nice -N; 0: the daemon's */
 	unsigned flood_worker_priority; /* ... at nice -N while a flood limit is on (if higher) */
+	bool flood_worker_realtime;   /* ... SCHED_RR 1 instead, while a flood limit is on */
 };
 
 struct cfg_ctx;

@@ -69,6 +69,8 @@ struct gw_prio {
 	_Atomic pid_t tid;            /* 0 until the thread has set its start priority */
 	unsigned nice_now;            /* the N of the nice -N set last */
 	int nice_base;                /* its nice at start: what N = 0 puts back */
+	bool rt_now;                  /* SCHED_RR (flood_worker_realtime) set last */
+	bool rt_failed;               /* refused (no CAP_SYS_NICE, no RT budget): nice only */
 };
 
 struct gw_worker {

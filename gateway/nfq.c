@@ -64,7 +64,17 @@ static void pin(struct gw_worker *w)
  * 0, 38 ms at nice -10, on a machine at load 15). Not all the time: a worker that
  * preempts at once wakes per packet instead of per batch, which cost a third of the DNS
  * queries/s on a quiet machine (docs/bench-gateway.md).
+ *
+ * While a flood limit is on they also leave the fair scheduler for SCHED_RR at its lowest
+ * priority (flood_worker_realtime): even at nice -10 a woken worker waited for the
+ * flooders' slice to end, twice per DNS exchange (query and answer), and another
+ * session's p99 under a connect() flood was 6.3-15.5 ms in the ASan build; with SCHED_RR
+ * 3.5-7.1 ms (docs/gateway.md "Threads"). What a flooding session can put in the queue is
+ * bounded by its limit, so it cannot keep a real-time worker busy; the kernel's RT
+ * throttling and fair server keep CPU time for everything else in any case.
  */
+#define FLOOD_RT_PRIORITY 1
+
 static void set_nice(struct gw_prio *p, pid_t tid, unsigned n)
 {
 	if (n == p->nice_now || n > 20)
@@ -75,14 +85,50 @@ static void set_nice(struct gw_prio *p, pid_t tid, unsigned n)
 	p->nice_now = n;
 }
 
-static unsigned nice_wanted(const struct gateway *g)
+/* SCHED_RR at FLOOD_RT_PRIORITY, or back to SCHED_OTHER. Refused once (no CAP_SYS_NICE,
+ * a cgroup without RT time): said, and the thread keeps to its nice from then on. */
+static void set_realtime(struct gw_prio *p, pid_t tid, bool rt)
 {
-	unsigned n = g->cfg.worker_priority;
+	struct sched_param sp = { .sched_priority = rt ? FLOOD_RT_PRIORITY : 0 };
 
-	if (atomic_load_explicit(&g->flood_on, memory_order_relaxed) &&
-	    g->cfg.flood_worker_priority > n)
-		n = g->cfg.flood_worker_priority;
-	return n;
+	if (rt && p->rt_failed)
+		return;
+	if (rt == p->rt_now)
+		return;
+	if (sched_setscheduler(tid, rt ? SCHED_RR : SCHED_OTHER, &sp) == 0) {
+		p->rt_now = rt;
+		return;
+	}
+	if (rt) {
+		p->rt_failed = true;
+		log_warn("gateway: thread %d: SCHED_RR refused while a flood limit is on "
+			 "(flood_worker_realtime); it runs at its nice instead", (int)tid);
+	} else {
+		log_warn("gateway: thread %d: cannot leave SCHED_RR (retried at the next change)",
+			 (int)tid);
+	}
+}
+
+struct prio_wanted {
+	unsigned nice;
+	bool realtime;
+};
+
+static struct prio_wanted prio_wanted(const struct gateway *g)
+{
+	bool flood = atomic_load_explicit(&g->flood_on, memory_order_relaxed);
+	struct prio_wanted w = { g->cfg.worker_priority, false };
+
+	if (flood && g->cfg.flood_worker_priority > w.nice)
+		w.nice = g->cfg.flood_worker_priority;
+	w.realtime = flood && g->cfg.flood_worker_realtime;
+	return w;
+}
+
+static void set_prio(struct gw_prio *p, pid_t tid, struct prio_wanted w)
+{
+	set_nice(p, tid, w.nice);
+	set_realtime(p, tid, w.realtime);
 }
 
 /* At start, on the thread itself; from then on the flood code renices it. */
@@ -95,7 +141,7 @@ void gw_prio_start(struct gateway *g, struct gw_prio *p)
 	if (errno)
 		p->nice_base = 0;
 	gw_flood_lock_nft(g);   /* a limit engaged meanwhile renices this one too */
-	set_nice(p, tid, nice_wanted(g));
+	set_prio(p, tid, prio_wanted(g));
 	atomic_store_explicit(&p->tid, tid, memory_order_release);
 	gw_flood_unlock_nft(g);
 }
@@ -105,7 +151,7 @@ static void renice(struct gateway *g, struct gw_prio *p)
 	pid_t tid = atomic_load_explicit(&p->tid, memory_order_acquire);
 
 	if (tid > 0)
-		set_nice(p, tid, nice_wanted(g));
+		set_prio(p, tid, prio_wanted(g));
 }
 
 void gw_workers_renice(struct gateway *g)

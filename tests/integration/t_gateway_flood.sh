@@ -12,9 +12,8 @@
 # (gateway.flood_rate, 100/s: nft/nft_flood.c) in summaries of kind "flood"; lines
 # written one by one + summarised counts = attempts made (any queue drop is in
 # sensor.loss); growth <= 2,000 lines; RSS <= 64 MB; vi's DNS p99 <= 10 ms during each
-# flood (the flood limit keeps fl's attempts out of the queue vi's DNS goes through;
-# where vi's p99 without a flood is itself above 10 ms, as under ASan on a loaded
-# 2-vCPU machine, the flood may add at most 10 ms to it: p99_check says which).
+# flood (the flood limit keeps fl's attempts out of the queue vi's DNS goes through, and
+# the workers run SCHED_RR while it is on); the workers' nice and policy during and after.
 # Control: below the budget every blocked attempt has its own net.connect.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
@@ -134,17 +133,34 @@ nfq_nice() {
 	done
 	echo "$out"
 }
-# nice_watch FILE: the lowest nice a queue worker had (every 200 ms until killed).
+# nfq_policy: the queue workers' scheduling policies (0 SCHED_OTHER, 2 SCHED_RR), one line.
+nfq_policy() {
+	local t c st out=""
+	for t in /proc/$DPID/task/*; do
+		read -r c <"$t/comm" 2>/dev/null || continue
+		[[ $c == sg-nfq* ]] || continue
+		read -r st <"$t/stat" 2>/dev/null || continue
+		st=${st##*) }
+		set -- $st
+		out+="${39} "
+	done
+	echo "$out"
+}
+# nice_watch FILE: the lowest nice a queue worker had (every 200 ms until killed); FILE.rr
+# is written when one ran SCHED_RR.
 nice_watch() {
 	local min=100 n
 	while :; do
 		for n in $(nfq_nice); do
 			[ "$n" -lt "$min" ] && min=$n && echo "$min" >"$1"
 		done
+		for n in $(nfq_policy); do
+			[ "$n" = 2 ] && echo 2 >"$1.rr"
+		done
 		sleep 0.2
 	done
 }
-workers_at_base() { [ -n "$(nfq_nice)" ] && [ "$(nfq_nice | tr -d ' 0')" = "" ]; }
+workers_at_base() { [ -n "$(nfq_nice)" ] && [ "$(nfq_nice | tr -d ' 0')" = "" ] && [ "$(nfq_policy | tr -d ' 0')" = "" ]; }
 NICE0=$(nfq_nice)
 check "the queue workers run at the daemon's nice before any flood ($NICE0)" workers_at_base
 
@@ -158,60 +174,31 @@ check "control: $n attempts below the budget, $got net.connect (one each)" test 
 base=$(in_sess vi python3 "$T_TMP/victim.py" 10)
 BASE99=$(cut -d' ' -f2 <<<"$base")
 echo "# vi's DNS without a flood: p50/p99 $(cut -d' ' -f1-2 <<<"$base") ms"
-# p99_check WHAT: vi's p99 under the flood <= 10 ms. Where vi's p99 without a flood,
-# measured just before on the same daemon (BASE99), is itself above 10 ms (an ASan build
-# on a loaded 2-vCPU machine: every query crosses the queue twice), the absolute target
-# cannot be seen here: then the flood may add at most 10 ms to it, and the test says so.
+# p99_check WHAT: vi's p99 under the flood <= 10 ms (the baseline just before, BASE99, is
+# printed beside it).
 p99_check() {
-	local p=$(cut -d' ' -f2 <<<"$VIC") lim=10 why=""
-	if awk -v b="$BASE99" 'BEGIN { exit !(b > 10) }'; then
-		lim=$(awk -v b="$BASE99" 'BEGIN { print b + 10 }')
-		why=" (10 ms NOT MEASURABLE HERE: without a flood p99 is already $BASE99 ms; held to it + 10 ms)"
-	fi
-	known_gap "$1: another session's DNS p99 <= $lim ms ($p ms; without a flood $BASE99 ms; $(cut -d' ' -f3 <<<"$VIC") lost)$why" \
-		awk -v p="$p" -v l="$lim" 'BEGIN { exit !(p <= l) }'
+	local p=$(cut -d' ' -f2 <<<"$VIC")
+	check "$1: another session's DNS p99 <= 10 ms ($p ms; without a flood $BASE99 ms; $(cut -d' ' -f3 <<<"$VIC") lost)" \
+		awk -v p="$p" 'BEGIN { exit !(p <= 10) }'
 }
 # nice_check WHAT: while the flood limit was on the workers ran at nice -10
 # (gateway.flood_worker_priority), and they are back at the daemon's once it is lifted.
 nice_check() {
 	check "$1: the queue workers at nice -10 while the flood limit was on (lowest $NICE_MIN)" \
 		test "$NICE_MIN" -eq -10
-	check "$1: the workers back at the daemon's nice when the limit is lifted" \
+	check "$1: the queue workers SCHED_RR while the flood limit was on (gateway.flood_worker_realtime)" \
+		test -s "$T_TMP/nice.min.rr"
+	check "$1: the workers back at the daemon's nice and SCHED_OTHER when the limit is lifted" \
 		wait_for "workers at nice 0" 20 workers_at_base
 }
 # rate_check WHAT: >= 100k attempts in the 10 s.
 rate_check() {
-	known_gap "$1: >= 100k attempts in 10 s ($N)" test "$N" -ge 100000
+	check "$1: >= 100k attempts in 10 s ($N)" test "$N" -ge 100000
 }
-# known_gap WHAT CMD...: a target of issue 14 item 6 that does not hold on every run here.
-# The p99: until 2026-12-02 a DNS flood's queries that conntrack took for replies passed
-# the flood limit and kept the queue full, and the workers at the sessions' priority
-# took seconds to drain the burst queued before the limit engaged (both fixed). With the
-# workers at nice -10 while a limit is on (gateway.flood_worker_priority), on a quiet
-# machine under ASan: the DNS flood held in 10 of 11 runs (6.0-9.8 ms, 12.8 in one;
-# 17.5 and 23.5 ms with the workers left at 0); the connect() flood in 2 of 5 (9.2,
-# 9.7, 12.6, 14.0, 27.2 ms against 2.6-4.2 ms without a flood; 24-26 ms at 0), and the
-# flooding session's cpu.shares at 16 did not change that (16.9, 8.3, 13.4 ms). Then the
-# worker was timed per packet: the walk of a session's descriptors for a pid took 1-5 ms
-# under the flood and held every packet read behind it; it now hits a per-worker cache
-# mostly (and ran after the verdicts for net.connect in these runs: undone, it lost the
-# pid of short connections, docs/gateway.md). After that, quiet machine, the
-# connect() flood: ASan 7 of 12 runs (7.4-9.7 ms held; 13.1-17.4 not; the machine drifted
-# between batches), release 5 of 6 (3.5-9.1 ms; 10.4 once); the DNS flood 4-8 ms in every
-# run of both builds. What is left: waits for a CPU and for the gateway lock
-# (docs/gateway.md "Flood limit"). And the
-# connect() flooder itself may not reach 100k there. Checked when it holds; when it
-# does not, printed loudly and not counted as a failure, so the figures stay on record
-# without turning the suite red for a target known not to be met.
-known_gap() {
-	local what=$1
-	shift
-	if "$@"; then
-		check "$what" true
-	else
-		echo "# KNOWN GAP, NOT HELD (issue 14 item 6): $what"
-	fi
-}
+# The p99 was a known gap (printed, not failed) until 2026-12-03: at nice -10 alone a
+# woken worker still waited for a flooder's slice, and the connect() flood's p99 was
+# 6.3-15.5 ms under ASan (6 of 8 runs held); with the workers SCHED_RR while a limit is
+# on (gateway.flood_worker_realtime) 3.1-4.4 ms (docs/gateway.md "Threads").
 
 # flood KIND: 10 s of blocked attempts of KIND; sets N, GROWTH, GROWTH_ALL, RSS, VIC.
 flood() {
@@ -223,6 +210,7 @@ flood() {
 	rss_watch "$T_TMP/rss.max" &
 	wpid=$!
 	echo 100 >"$T_TMP/nice.min"
+	rm -f "$T_TMP/nice.min.rr"
 	nice_watch "$T_TMP/nice.min" &
 	local npid=$!
 	in_sess vi python3 "$T_TMP/victim.py" 10 >"$T_TMP/vic.out" &

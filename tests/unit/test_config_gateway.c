@@ -34,6 +34,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->gateway.ct_event_buffer, 16 << 20);
 	assert_int_equal(c->gateway.worker_priority, 0);
 	assert_int_equal(c->gateway.flood_worker_priority, 10);
+	assert_true(c->gateway.flood_worker_realtime);
 	assert_int_equal(config_cgroup_level(c), 2);
 	config_free(c);
 }
@@ -43,7 +44,8 @@ static void test_values(void **state)
 	struct sg_config *c = load("cgroup:\n  parent: a/b/c\ngateway:\n  enabled: true\n"
 				   "  mode: interface\n  flow_interim_interval: 90s\n"
 				   "  dns_timeout: 250ms\n  ct_event_buffer: 8KiB\n"
-				   "  worker_priority: 0\n  flood_worker_priority: 15\n");
+				   "  worker_priority: 0\n  flood_worker_priority: 15\n"
+				   "  flood_worker_realtime: false\n");
 
 	(void)state;
 	assert_non_null(c);
@@ -54,6 +56,7 @@ static void test_values(void **state)
 	assert_int_equal(c->gateway.ct_event_buffer, 8192);
 	assert_int_equal(c->gateway.worker_priority, 0);
 	assert_int_equal(c->gateway.flood_worker_priority, 15);
+	assert_false(c->gateway.flood_worker_realtime);
 	assert_int_equal(config_cgroup_level(c), 4);
 	config_free(c);
 }
