@@ -12,13 +12,12 @@ static event_submit_fn sink_submit;
 static void *sink_ctx;
 
 /*
- * Recycled events. A producer thread builds events and the journal writer frees them:
- * with malloc that is several allocations per event made on one thread and freed on
- * another (glibc's per-thread caches never see them come back), a heap that grows and
- * shrinks with every burst, and page faults on fresh memory. A freed event keeps its
- * body buffer and goes to its thread's cache, and from there in batches to a shared
- * pool that event_new draws from, so a busy journal reuses warm memory without a lock
- * per event.
+ * Recycled events. A freed event keeps its body buffer and goes to its thread's cache,
+ * and from there in batches to a shared pool that event_new draws from, so a busy
+ * producer reuses warm memory without a malloc or a lock per event. The journal frames
+ * an event on the thread that emits it and frees it there (journal/queue.c), so the
+ * thread's own cache serves it back; the pool is for events freed on another thread
+ * than the one that built them (an event handed between threads, one dropped there).
  */
 #define CACHE_MAX 64          /* events a thread keeps for itself */
 #define CACHE_MOVE 32         /* moved to or from the shared pool under one lock */

@@ -37,14 +37,26 @@ struct pending_cp {
 	int fd;                                /* dup of the segment fd to fdatasync */
 };
 
-/* Bounded FIFO of events between producers and the writer. */
-struct event_queue {
+/* Bounded FIFO of framed lines between producers and the writer (queue.c). */
+#define LQ_MIN_BYTES (4u << 20)   /* twice the largest line: one always fits when empty */
+#define LQ_BYTES_PER_LINE 256     /* ring bytes per line of queue_capacity */
+struct line_queue {
 	pthread_mutex_t lock;
 	pthread_cond_t not_empty;
 	pthread_cond_t not_full;
-	struct event **ring;
-	size_t cap, head, count, high_water;
+	char *ring;
+	size_t size;                  /* bytes */
+	size_t rd, wr, used;          /* oldest entry, where the next goes, bytes held */
+	size_t count, cap_lines, high_water;
+	size_t peek_n, peek_pos, peek_used;   /* what the writer holds, until lq_release */
 	bool closing;
+};
+
+/* A queued line's end as journal_submit framed it: the timestamp (RFC3339_LEN bytes),
+ * then everything after the line's prev ("\",\"event\":... }\n"). */
+struct lq_item {
+	const char *data;
+	size_t len;
 };
 
 struct syncer {
@@ -64,7 +76,8 @@ struct journal {
 	char dir[JOURNAL_PATH_MAX];            /* state_dir/journal */
 	struct note_signer *signer;
 
-	struct event_queue queue;
+	struct line_queue queue;
+	char *host_json;                       /* ,"host":"..." as every line has it */
 	struct syncer sync;
 	pthread_t writer_thread, syncer_thread;
 	bool threads_started;
@@ -106,17 +119,26 @@ struct journal {
 uint64_t journal_now_ms(void);
 
 /* queue.c */
-int equeue_init(struct event_queue *q, size_t cap);
-void equeue_destroy(struct event_queue *q);
-int equeue_push(struct event_queue *q, struct event *e);
-/* Pops up to max events; waits until deadline_ms (CLOCK_MONOTONIC) when empty. */
-size_t equeue_pop(struct event_queue *q, struct event **out, size_t max, uint64_t deadline_ms);
-void equeue_close(struct event_queue *q);
-size_t equeue_depth(struct event_queue *q, size_t *high_water);
+int lq_init(struct line_queue *q, size_t cap_lines, size_t cap_bytes);
+void lq_destroy(struct line_queue *q);
+/* Copies len bytes in as one entry; blocks while there is no room. -ESHUTDOWN after
+ * close, -EMSGSIZE for an entry larger than the ring. */
+int lq_push(struct line_queue *q, const char *data, size_t len);
+/* Up to max entries, oldest first, pointing into the ring (waits until deadline_ms,
+ * CLOCK_MONOTONIC, when empty). They stay valid and queued until lq_release. */
+size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t deadline_ms);
+void lq_release(struct line_queue *q);
+void lq_close(struct line_queue *q);
+size_t lq_depth(struct line_queue *q, size_t *high_water);
 
 /* line.c: encoding one event as a journal line and chaining it. */
 void line_encode(struct buf *b, const struct journal *j, const struct event *e, uint64_t seq,
 		 const uint8_t prev[MERKLE_HASH_LEN]);
+/* The end of e's line, as queued (struct lq_item), into b. */
+void line_frame(struct buf *b, const struct journal *j, const struct event *e);
+/* The line of a queued frame: its start (ts, seq, prev), then the frame's end. */
+void line_encode_framed(struct buf *b, const char *frame, size_t len, uint64_t seq,
+			const uint8_t prev[MERKLE_HASH_LEN]);
 int chain_append(struct chain_pos *pos, const char *line, size_t len);
 /* Checks the fixed envelope prefix: seq and prev as expected. */
 bool line_chains(const struct chain_pos *pos, const char *line, size_t len);
@@ -153,7 +175,6 @@ void syncer_wait_idle(struct journal *j);
 
 /* writer.c */
 void *writer_main(void *arg);
-int writer_write_event(struct journal *j, struct event *e);
 void writer_publish_lines(struct journal *j);
 int writer_checkpoint(struct journal *j);
 int writer_emit_sandgate(struct journal *j, struct event *e);

@@ -36,13 +36,17 @@ void writer_publish_lines(struct journal *j)
 	j->lines_unpublished = 0;
 }
 
-/* Encodes e as the next line and chains it. Does not free e. */
-static int write_line(struct journal *j, const struct event *e)
+/* Encodes e (or, e NULL, the queued frame) as the next line and chains it. Does not
+ * free e. */
+static int write_line(struct journal *j, const struct event *e, const struct lq_item *frame)
 {
 	size_t start = j->out.len;
 	int ret;
 
-	line_encode(&j->out, j, e, j->pos.size, j->pos.leaf);
+	if (e)
+		line_encode(&j->out, j, e, j->pos.size, j->pos.leaf);
+	else
+		line_encode_framed(&j->out, frame->data, frame->len, j->pos.size, j->pos.leaf);
 	if (j->out.oom) {
 		j->out.oom = false;
 		j->out.len = start;
@@ -56,7 +60,7 @@ static int write_line(struct journal *j, const struct event *e)
 /* A line about the journal itself, written in place (never through the queue). */
 int writer_emit_sandgate(struct journal *j, struct event *e)
 {
-	int ret = e ? write_line(j, e) : -ENOMEM;
+	int ret = e ? write_line(j, e, NULL) : -ENOMEM;
 
 	event_free(e);
 	return ret;
@@ -215,19 +219,18 @@ static int maybe_rotate(struct journal *j, bool by_age)
 	return ret;
 }
 
-int writer_write_event(struct journal *j, struct event *e)
+/* A queued line (lq_item) as the next line of the journal. */
+static int writer_write_frame(struct journal *j, const struct lq_item *frame)
 {
 	int ret;
 
 	if (j->stalled && j->out.len >= j->cfg.stall_buffer_max) {
 		j->stall_lost++;
 		stats_add(j, &j->stats.lost, 1);
-		event_free(e);
 		return -ENOSPC;
 	}
 	maybe_rotate(j, false);
-	ret = write_line(j, e);
-	event_free(e);
+	ret = write_line(j, NULL, frame);
 	if (j->stalled)
 		j->stall_held++;
 	if (j->pos.size - j->last_cp_size >= j->cfg.checkpoint_events)
@@ -240,7 +243,7 @@ int writer_write_event(struct journal *j, struct event *e)
 static void heartbeat(struct journal *j)
 {
 	struct event *e = event_new("journal.heartbeat", NULL, EVENT_SRC_SANDGATE);
-	size_t hw, depth = equeue_depth(&j->queue, &hw);
+	size_t hw, depth = lq_depth(&j->queue, &hw);
 
 	if (e) {
 		event_uint(e, "next_seq", j->pos.size + 1);
@@ -290,37 +293,18 @@ static uint64_t pop_deadline(const struct journal *j, uint64_t now)
 	return d;
 }
 
-/*
- * A busy queue holds thousands of events, long out of the cache when the writer gets to
- * them: fetch the next ones while this one is encoded and hashed, rather than stall on
- * each first byte: the struct four events ahead, the body (its first 512 bytes) two
- * ahead, once its struct is in.
- */
-static void prefetch_ahead(struct event *const *batch, size_t i, size_t n)
-{
-	size_t k;
-
-	if (i + 4 < n)
-		for (k = 0; k < sizeof(struct event); k += 64)
-			__builtin_prefetch((const char *)batch[i + 4] + k);
-	if (i + 2 < n)
-		for (k = 0; k < batch[i + 2]->body.len && k < 512; k += 64)
-			__builtin_prefetch(batch[i + 2]->body.data + k);
-}
-
 void *writer_main(void *arg)
 {
 	struct journal *j = arg;
-	struct event *batch[POP_BATCH];
+	struct lq_item batch[POP_BATCH];
 	size_t n, i;
 
 	(void)pthread_setname_np(pthread_self(), "sg-journal");
 	for (;;) {
-		n = equeue_pop(&j->queue, batch, POP_BATCH, pop_deadline(j, journal_now_ms()));
-		for (i = 0; i < n; i++) {
-			prefetch_ahead(batch, i, n);
-			writer_write_event(j, batch[i]);
-		}
+		n = lq_peek(&j->queue, batch, POP_BATCH, pop_deadline(j, journal_now_ms()));
+		for (i = 0; i < n; i++)
+			writer_write_frame(j, &batch[i]);
+		lq_release(&j->queue);
 		if (n)
 			j->last_line_ms = journal_now_ms();
 		writer_publish_lines(j);
@@ -340,7 +324,7 @@ void *writer_main(void *arg)
 			if (!j->stalled)
 				flush_or_stall(j);
 			if (__atomic_load_n(&j->queue.closing, __ATOMIC_ACQUIRE) &&
-			    equeue_depth(&j->queue, NULL) == 0)
+			    lq_depth(&j->queue, NULL) == 0)
 				break;
 		}
 		run_timers(j);

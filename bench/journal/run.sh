@@ -4,6 +4,8 @@
 # Prints medians of RUNS runs; the figures go in docs/bench-journal.md.
 # BASE=DIR (a release build dir of another tree, holding bench/bench_journal): each round
 # also runs that tree's bench right after this one's, and its medians are printed too.
+# Each run is made twice: on one core (taskset -c 0: producer, writer and syncer share
+# it) and free (no taskset: the writer can have a core of its own, as in the daemon).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-1000000}
@@ -17,14 +19,17 @@ trap 'rm -rf "$TMP"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 : >"$TMP/journal.txt"; : >"$TMP/plain.txt"; : >"$TMP/base_journal.txt"; : >"$TMP/base_plain.txt"
+: >"$TMP/free_journal.txt"; : >"$TMP/free_plain.txt"; : >"$TMP/free_base_journal.txt"; : >"$TMP/free_base_plain.txt"
 for ((r = 0; r < RUNS; r++)); do
 	for mode in journal plain; do
 		for tree in "" ${BASE:+base_}; do
 			bin="$B/bench/bench_journal"
 			[ -n "$tree" ] && bin="$BASE/bench/bench_journal"
 			rm -rf "$TMP/d"; mkdir -p "$TMP/d"
-			# taskset: producer, writer and syncer share one core, as the target says.
+			# taskset: producer, writer and syncer share one core.
 			taskset -c 0 "$bin" "$mode" "$TMP/d" "$N" >>"$TMP/$tree$mode.txt"
+			rm -rf "$TMP/d"; mkdir -p "$TMP/d"
+			"$bin" "$mode" "$TMP/d" "$N" >>"$TMP/free_$tree$mode.txt"
 		done
 	done
 done
@@ -58,5 +63,17 @@ if [ -n "${BASE:-}" ]; then
 	bp_eps=$(awk '{print $4}' "$TMP/base_plain.txt" | median)
 	echo "base journal: $b_eps events/s, $b_cpu us/event CPU; base plain: $bp_eps events/s;" \
 		"ratio $(awk -v a="$b_eps" -v b="$bp_eps" 'BEGIN{printf "%.2f", a/b}')"
+fi
+f_eps=$(awk '{print $4}' "$TMP/free_journal.txt" | median)
+f_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/free_journal.txt" | median)
+fp_eps=$(awk '{print $4}' "$TMP/free_plain.txt" | median)
+echo "free (no taskset): journal $f_eps events/s, $f_cpu us/event CPU; plain $fp_eps events/s;" \
+	"ratio $(awk -v a="$f_eps" -v b="$fp_eps" 'BEGIN{printf "%.2f", a/b}')"
+if [ -n "${BASE:-}" ]; then
+	fb_eps=$(awk '{print $4}' "$TMP/free_base_journal.txt" | median)
+	fb_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/free_base_journal.txt" | median)
+	fbp_eps=$(awk '{print $4}' "$TMP/free_base_plain.txt" | median)
+	echo "free base: journal $fb_eps events/s, $fb_cpu us/event CPU; plain $fbp_eps events/s;" \
+		"ratio $(awk -v a="$fb_eps" -v b="$fbp_eps" 'BEGIN{printf "%.2f", a/b}')"
 fi
 echo "verify:  $lines lines in ${v_s}s = $(awk -v l="$lines" -v s="$v_s" 'BEGIN{printf "%.0f", l/s}') lines/s"
