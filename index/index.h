@@ -92,10 +92,13 @@ int index_db_step(struct index_db *db, size_t max_lines, size_t *n);
  * Lines per index_db_step when catching up (the daemon's thread, query, reindex): a
  * batch rewrites the B-trees' hot leaf pages once, whatever its size, so larger batches
  * write fewer pages a line. Reindexing 973k lines took 6.2-7.7 s in batches of 5,000
- * and 4.9-5.1 s in batches of 20,000 (2026-12-02); a batch of 20,000 holds the write
- * lock for about 0.1 s.
+ * and 4.9-5.1 s in batches of 20,000 (2026-12-02). On 9.7M lines, whose sessions' rows
+ * are spread over the whole tree, 20,000 made 155k lines/s, 80,000 198k and 200,000
+ * 207k, at 15.7 and 20.7 MB of peak RSS for the last two (2026-12-03,
+ * docs/bench-query.md). A batch of 200,000 holds the write lock for about a second
+ * (readers are not blocked: WAL); one is only that long while catching up.
  */
-#define INDEX_BATCH_LINES 20000
+#define INDEX_BATCH_LINES 200000
 
 /* Indexes until caught up with the journal. Returns as index_db_step. */
 int index_db_catch_up(struct index_db *db, uint64_t *total);
