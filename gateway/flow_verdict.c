@@ -49,40 +49,83 @@ static void set_verdict(struct flow *f, const struct policy *p,
 	}
 }
 
-static bool ip_literal(const char *in, size_t len)
+/* Digits only, at least one: the port after an address literal. */
+static bool port_digits(const char *p, const char *end)
 {
-	char b[64];
-	uint8_t a[16];
-
-	if (len >= sizeof(b))
+	if (p == end)
 		return false;
-	if (in[0] == '[')
-		return true;
-	memcpy(b, in, len);
-	b[len] = '\0';
-	return inet_pton(AF_INET, b, a) == 1 || inet_pton(AF_INET6, b, a) == 1;
+	for (; p < end; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
 }
 
-/* A name read from the wire made comparable; NULL when absent or invalid. */
-static const char *norm(const char *in, char out[POLICY_NAME_MAX], bool *bad)
+/*
+ * An address literal as a Host or SNI carries it: "198.18.1.2", "2001:db8::2" (the HTTP
+ * reader takes the brackets off) or "[2001:db8::2]", each with an optional ":port".
+ * True and the address in a when in is one; a bracket that opens no valid IPv6 literal
+ * is not one (and no valid name either).
+ */
+static bool ip_literal(const char *in, int *family, uint8_t a[16])
+{
+	const char *end = in + strlen(in), *close, *colon;
+	char b[64];
+	size_t n;
+
+	memset(a, 0, 16);
+	if (in[0] == '[') {
+		close = strchr(in, ']');
+		if (!close || (close[1] && (close[1] != ':' || !port_digits(close + 2, end))))
+			return false;
+		in++;
+		n = (size_t)(close - in);
+		*family = AF_INET6;
+	} else if (strchr(in, ':') != strrchr(in, ':')) {
+		n = (size_t)(end - in);     /* two colons or more: IPv6, no port */
+		*family = AF_INET6;
+	} else {
+		colon = strchr(in, ':');
+		if (colon && !port_digits(colon + 1, end))
+			return false;
+		n = (size_t)((colon ? colon : end) - in);
+		*family = AF_INET;
+	}
+	if (n >= sizeof(b))
+		return false;
+	memcpy(b, in, n);
+	b[n] = '\0';
+	return inet_pton(*family, b, a) == 1;
+}
+
+/*
+ * A name read from the wire made comparable; NULL when absent, invalid or an address
+ * literal. A literal names no host to check against the bound names: it passes only as
+ * a Host that is the flow's own destination (http://198.18.1.2/). As an SNI (RFC 6066
+ * allows no address there) or naming another address, or as anything else that is no
+ * name (a bracket opening no IPv6 literal: "[pi.web.test"), it sets *bad, and a flow
+ * that only a name could allow is refused.
+ */
+static const char *norm(const char *in, const struct flow *f, bool sni,
+			char out[POLICY_NAME_MAX], bool *bad)
 {
 	const char *why;
 	size_t len = strlen(in);
 	const char *colon;
+	uint8_t a[16];
+	int family;
 
 	if (!in[0])
 		return NULL;
-	/* Host may carry a port ("name:8080"); a bracketed IPv6 literal is no name. */
+	/* A Host may carry a port ("name:8080"), an SNI may not; "[" opens no name. */
 	colon = strrchr(in, ':');
-	if (in[0] != '[' && colon)
+	if (!sni && in[0] != '[' && colon)
 		len = (size_t)(colon - in);
-	if (policy_name_normalize(in, len, out, &why) != 0) {
-		/* An address literal (http://198.18.1.2/) carries no name to check. */
-		if (!ip_literal(in, len))
-			*bad = true;
-		return NULL;
-	}
-	return out;
+	if (in[0] != '[' && policy_name_normalize(in, len, out, &why) == 0)
+		return out;
+	if (sni || !ip_literal(in, &family, a) || family != f->family ||
+	    memcmp(a, f->dst, family == AF_INET ? 4 : 16) != 0)
+		*bad = true;
+	return NULL;
 }
 
 /* DNS to a resolver not configured: blocked whatever the names. */
@@ -174,8 +217,8 @@ bool gw_flow_decide(const struct gw_policy_view *v, struct flow *f, bool early,
 	pf.dport = f->dport;
 	pf.l4 = f->proto;
 	if (!early) {
-		pf.sni = norm(f->sni, sni, &bad);
-		pf.http_host = norm(f->http_host, host, &bad);
+		pf.sni = norm(f->sni, f, true, sni, &bad);
+		pf.http_host = norm(f->http_host, f, false, host, &bad);
 		pf.ech = f->ech;
 		pf.quic = f->parse && !strncmp(f->parse, "quic", 4);
 	}

@@ -681,6 +681,61 @@ static void test_report_mode(void **state)
 	assert_int_equal(dec.n.would_block_flows, 1);
 }
 
+/*
+ * Names that are no names, to a bound address: until 2026-12-03 anything that began
+ * with '[' counted as an IPv6 literal and so as "no name": a hello with SNI
+ * "[pi.web.test" (one of the fuzzed hellos of t_gateway_evasion) went out on the bound
+ * name alone. An SNI that is an address (RFC 6066 forbids it), or a Host naming another
+ * address than the destination, is no name either.
+ */
+static void conn_reason(uint16_t dport, uint16_t cport, const void *flight, size_t n,
+			const char *vstr, const char *reason)
+{
+	syn(API, dport, cport, pdef);
+	seg(API, dport, cport, 0, flight, n, pdef);
+	assert_true(dec.decided);
+	assert_string_equal(dec.flow.vstr, vstr);
+	assert_string_equal(dec.flow.reason, reason);
+}
+
+static void test_names_that_are_no_names(void **state)
+{
+	static const char *const bad_sni[] = { "[pi.web.test", "[::1", "198.18.1.10",
+					       "[2001:db8::1]", "api.web.test:443" };
+	static const struct {
+		const char *host, *reason;
+	} bad_host[] = {
+		{ "[pi.web.test", "http_malformed" },       /* the HTTP reader refuses these */
+		{ "198.18.1.10:8x", "http_malformed" },
+		{ "[pi.web.test]:80", "host_mismatch" },    /* a name without its brackets */
+		{ "198.18.1.4", "invalid_name" },           /* another address */
+		{ "198.18.1.4:80", "invalid_name" },
+		{ "[2001:db8::1]:80", "invalid_name" },
+		{ "[::ffff:198.18.1.10]", "invalid_name" }, /* the same, but not IPv4 */
+	};
+	static const char *const own[] = { "GET / HTTP/1.1\r\nHost: 198.18.1.10\r\n\r\n",
+					   "GET / HTTP/1.1\r\nHost: 198.18.1.10:80\r\n\r\n" };
+	uint8_t h[600];
+	char req[256];
+	uint16_t port = 40100;
+
+	(void)state;
+	resolve("api.web.test", API, 5353);
+	for (size_t i = 0; i < sizeof(bad_sni) / sizeof(bad_sni[0]); i++)
+		conn_reason(443, port++, h, hello(h, bad_sni[i], NULL), "blocked", "invalid_name");
+	for (size_t i = 0; i < sizeof(bad_host) / sizeof(bad_host[0]); i++) {
+		int n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: %s\r\n\r\n",
+				 bad_host[i].host);
+
+		conn_reason(80, port++, req, (size_t)n, "blocked", bad_host[i].reason);
+	}
+	/* Controls: the destination's own address as Host (http://198.18.1.10/), with and
+	 * without a port, and the allowed name as SNI. */
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		conn_reason(80, port++, own[i], strlen(own[i]), "allowed", "bound_address");
+	conn_reason(443, port++, h, hello(h, "api.web.test", NULL), "allowed", "bound_address");
+}
+
 /* An address no answer bound: refused at the SYN; its next SYN is another attempt. */
 static void test_unbound_address(void **state)
 {
@@ -933,6 +988,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_allowed_rfc8448_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_bad_sni, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names_that_are_no_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_good_sni_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_server_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupted_length, setup, teardown),
