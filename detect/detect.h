@@ -92,15 +92,17 @@ void detect_free(struct detect *d);
 
 /*
  * Evaluates one journal line (not NUL-terminated). Lines that are not JSON objects are
- * counted and skipped; `alert` lines are skipped (no loops). Returns 0 or -ENOMEM.
+ * counted and skipped; `alert` lines are skipped (no loops), and so are, unparsed, the
+ * lines of an event type no rule reads. Returns 0 or -ENOMEM.
  */
 int detect_feed_line(struct detect *d, const char *line, size_t len);
 
 /* Writes the persisted state (first-seen domains) if it changed. 0 or -errno. */
 int detect_flush(struct detect *d);
 
+/* lines: all fed; unread: of a type no rule reads (not parsed); bad_lines: of the rest. */
 struct detect_stats {
-	uint64_t lines, bad_lines, alerts, suppressed, emit_errors;
+	uint64_t lines, unread, bad_lines, alerts, suppressed, emit_errors;
 	size_t rules, sessions;
 };
 void detect_get_stats(struct detect *d, struct detect_stats *st);

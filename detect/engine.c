@@ -308,18 +308,56 @@ static int feed(struct detect *d, json_t *ev)
 }
 
 /*
+ * Whether anything here reads an event of this type: a rule that lists it (or lists
+ * none), or the engine's own book of sessions and processes (feed above). The others,
+ * net.flow and process.exit among them, are counted and not parsed: the JSON parse is
+ * most of what a line costs here (docs/bench-detect.md).
+ */
+static bool type_read(const struct detect *d, const char *line, size_t len)
+{
+	static const char *const book[] = { "session.create", "process.exec", "session.cleanup" };
+	struct line_envelope env;
+	char type[LINE_EVENT_MAX];
+	uint32_t h;
+
+	/* An envelope not where it belongs: the whole line is read (and judged bad). */
+	if (line_envelope_parse(line, len, &env) != 0 || env.event_len >= sizeof(type))
+		return true;
+	memcpy(type, env.event, env.event_len);
+	type[env.event_len] = '\0';
+	for (size_t i = 0; i < sizeof(book) / sizeof(book[0]); i++)
+		if (strcmp(type, book[i]) == 0)
+			return true;
+	h = event_hash(type);
+	for (size_t i = 0; i < d->rules->n; i++)
+		if (rule_wants(&d->rules->v[i], type, h))
+			return true;
+	return false;
+}
+
+/*
  * The line read as every reader takes it (journal/envelope.h): duplicate keys accepted,
  * the last one winning, as lines written before 2026-12 repeated the envelope's
- * `source` in package.install and file.mount (now `registry` and `device`).
+ * `source` in package.install and file.mount (now `registry` and `device`). The event
+ * type is the envelope's, at its fixed place: keys are the journal's own literals, so
+ * no later "event" key can say otherwise.
  */
 int detect_feed_line(struct detect *d, const char *line, size_t len)
 {
 	json_t *ev = NULL;
-	bool ok = line_json_load(line, len, &ev) == 0;
+	bool ok, read;
 	int ret = 0;
 
 	pthread_mutex_lock(&d->mu);
 	d->st.lines++;
+	read = type_read(d, line, len);
+	if (!read)
+		d->st.unread++;
+	pthread_mutex_unlock(&d->mu);
+	if (!read)
+		return 0;
+	ok = line_json_load(line, len, &ev) == 0;
+	pthread_mutex_lock(&d->mu);
 	if (!ok)
 		d->st.bad_lines++;
 	else
@@ -356,6 +394,10 @@ int detect_metrics(struct detect *d, FILE *f)
 	fprintf(f, "# HELP sandgate_detect_lines_total Journal lines evaluated by detection\n"
 		   "# TYPE sandgate_detect_lines_total counter\n"
 		   "sandgate_detect_lines_total %llu\n"
+		   "# HELP sandgate_detect_lines_unread_total Lines of event types no rule reads "
+		   "(counted in lines_total, not parsed)\n"
+		   "# TYPE sandgate_detect_lines_unread_total counter\n"
+		   "sandgate_detect_lines_unread_total %llu\n"
 		   "# HELP sandgate_detect_alerts_suppressed_total Alerts dropped by the rate limit\n"
 		   "# TYPE sandgate_detect_alerts_suppressed_total counter\n"
 		   "sandgate_detect_alerts_suppressed_total %llu\n"
@@ -363,7 +405,8 @@ int detect_metrics(struct detect *d, FILE *f)
 		   "sandgate_detect_rules %zu\n"
 		   "# HELP sandgate_detect_alerts_total Alerts raised, by rule\n"
 		   "# TYPE sandgate_detect_alerts_total counter\n",
-		(unsigned long long)d->st.lines, (unsigned long long)d->st.suppressed,
+		(unsigned long long)d->st.lines, (unsigned long long)d->st.unread,
+		(unsigned long long)d->st.suppressed,
 		detect_rules_count(d->rules));
 	for (size_t i = 0; i < d->n_per_rule && i < detect_rules_count(d->rules); i++)
 		fprintf(f, "sandgate_detect_alerts_total{rule=\"%s\",severity=\"%s\"} %llu\n",

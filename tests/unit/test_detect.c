@@ -537,6 +537,55 @@ static void test_cleanup_and_rate(void **state)
 
 /* ---- the detection: config section ----------------------------------------------------- */
 
+/*
+ * Lines of an event type no rule reads are counted and not parsed (detect.h): here in
+ * the journal's own shape, the envelope at its fixed places. Control: a rule that lists
+ * net.flow reads the same line and alerts on it.
+ */
+#define ENV(seq, type) "{\"ts\":\"2026-06-29T10:00:01.000000Z\",\"seq\":" #seq \
+	",\"prev\":\"" "0000000000000000000000000000000000000000000000000000000000000000" \
+	"\",\"event\":\"" type "\",\"host\":\"h\",\"session_id\":\"s\""
+static const char flow_line[] = ENV(1, "net.flow") ",\"bytes_out\":5000,\"pid\":4}";
+
+static void test_unread_types(void **state)
+{
+	struct detect *d = builtin(NULL);
+	struct detect_stats st;
+
+	(void)state;
+	feed(d, flow_line);
+	feed(d, ENV(2, "process.exit") ",\"pid\":4,\"code\":0}");
+	feed(d, ENV(3, "alert") ",\"rule\":\"x\"}");
+	feed(d, ENV(4, "net.flow") ",\"bytes_out\":");            /* broken, not read */
+	detect_get_stats(d, &st);
+	assert_int_equal(st.lines, 4);
+	assert_int_equal(st.unread, 4);
+	assert_int_equal(st.bad_lines, 0);
+	/* What a rule or the session book reads is parsed: an exec as uid 0, a broken
+	 * net.connect (bad), a line whose envelope is not in its place (read whole). */
+	feed(d, ENV(5, "session.create") ",\"user_id\":\"alice\"}");
+	feed(d, ENV(6, "process.exec") ",\"pid\":7,\"ppid\":1,\"uid\":0,\"euid\":0,"
+		"\"cmd\":\"/bin/id\",\"args\":[]}");
+	feed(d, ENV(7, "net.connect") ",\"dst\":");
+	feed(d, "{\"seq\":8,\"event\":\"net.flow\"," TS("02.0") ",\"session_id\":\"s\"}");
+	detect_get_stats(d, &st);
+	assert_int_equal(st.lines, 8);
+	assert_int_equal(st.unread, 4);
+	assert_int_equal(st.bad_lines, 1);
+	assert_int_equal(count("root-in-nonroot-session"), 1);
+	detect_free(d);
+
+	d = engine("rules:\n  - id: big-flow\n    severity: low\n    events: net.flow\n"
+		   "    condition: {bytes_out: {gt: 1000}}\n    summary: \"{bytes_out}\"\n",
+		   NULL, 100);
+	feed(d, flow_line);
+	detect_get_stats(d, &st);
+	assert_int_equal(st.unread, 0);
+	assert_int_equal(count("big-flow"), 1);
+	assert_string_equal(find("big-flow")->summary, "5000");
+	detect_free(d);
+}
+
 static void test_config_section(void **state)
 {
 	static const char ok[] = "detection:\n  enabled: false\n  rules: [/a, /b/c.yaml]\n"
@@ -584,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_exfiltration),
 		cmocka_unit_test(test_net_rules),
 		cmocka_unit_test(test_cleanup_and_rate),
+		cmocka_unit_test(test_unread_types),
 		cmocka_unit_test(test_config_section),
 	};
 
