@@ -79,15 +79,32 @@ static bool same_host(const char *name, size_t len, const char *host)
 	return strlen(host) == len && strncasecmp(buf, host, len) == 0;
 }
 
-/* Whether a name read from the wire (SNI, Host with its port, a bound name) is a host of pk. */
-static bool approved(const struct gw_pkg_hosts *pk, const char *name)
+/*
+ * Whether a name read from the wire (SNI, Host with its port, a bound name) is a host of
+ * pk. Brackets hold an IPv6 literal, in a Host only: "[pkgs.test" or an SNI with a port
+ * or a bracket names no host (a server would not route it), so it approves nothing.
+ */
+static bool approved(const struct gw_pkg_hosts *pk, const char *name, bool sni)
 {
 	size_t len = strlen(name);
-	const char *colon = strrchr(name, ':');
+	const char *colon = strrchr(name, ':'), *close;
+	uint8_t a[16];
+	char v6[INET6_ADDRSTRLEN];
 
+	if (sni && strpbrk(name, "[]:"))
+		return false;
 	if (name[0] == '[') {   /* Host: [v6]:port */
+		close = strchr(name, ']');
+		if (!close || (size_t)(close - name) > sizeof(v6) ||
+		    (close[1] && (close[1] != ':' || !close[2] ||
+				  strspn(close + 2, "0123456789") != strlen(close + 2))))
+			return false;
+		len = (size_t)(close - name) - 1;
+		memcpy(v6, name + 1, len);
+		v6[len] = '\0';
+		if (inet_pton(AF_INET6, v6, a) != 1)
+			return false;
 		name++;
-		len = strcspn(name, "]");
 	} else if (colon && strchr(name, ':') == colon)
 		len = (size_t)(colon - name);   /* name:port (one colon: not a bare IPv6) */
 	if (len && name[len - 1] == '.')
@@ -102,13 +119,13 @@ static bool addr_approved(const struct gw_pkg_hosts *pk, const struct flow *f)
 {
 	char a[INET6_ADDRSTRLEN];
 
-	return inet_ntop(f->family, f->dst, a, sizeof(a)) && approved(pk, a);
+	return inet_ntop(f->family, f->dst, a, sizeof(a)) && approved(pk, a, false);
 }
 
 static bool bound_approved(const struct gw_pkg_hosts *pk, const struct policy_flow *pf)
 {
 	for (size_t i = 0; i < pf->n_bound; i++)
-		if (approved(pk, pf->bound_names[i]))
+		if (approved(pk, pf->bound_names[i], false))
 			return true;
 	return false;
 }
@@ -119,7 +136,7 @@ bool gw_pkg_refused(const struct gw_pkg_hosts *pk, const struct flow *f,
 	if (early)
 		return pf->n_bound && !bound_approved(pk, pf) && !addr_approved(pk, f);
 	if (f->sni[0] || f->http_host[0])
-		return (f->sni[0] && !approved(pk, f->sni)) ||
-		       (f->http_host[0] && !approved(pk, f->http_host));
+		return (f->sni[0] && !approved(pk, f->sni, true)) ||
+		       (f->http_host[0] && !approved(pk, f->http_host, false));
 	return !addr_approved(pk, f) && !bound_approved(pk, pf);
 }

@@ -60,6 +60,33 @@ static void test_sni_and_host(void **state)
 	assert_true(gw_pkg_refused(&pk, &f, &pf, false));
 }
 
+/* What names no host approves nothing: a bracket without an IPv6 literal in it, an SNI
+ * with a port or a bracket (RFC 6066 allows neither). */
+static void test_no_host_names(void **state)
+{
+	static const char *const hosts[] = { "[pkgs.test", "[pkgs.test]", "[pkgs.test]:443",
+					      "[2001:db8:1::2]x", "[2001:db8:1::2]:", "[2001:db8:1::2]:4a" };
+	static const char *const snis[] = { "[pkgs.test", "pkgs.test:443", "[2001:db8:1::2]",
+					     "pkgs.test]" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		snprintf(f.http_host, sizeof(f.http_host), "%s", hosts[i]);
+		assert_true(gw_pkg_refused(&pk, &f, &pf, false));
+	}
+	f.http_host[0] = '\0';
+	for (size_t i = 0; i < sizeof(snis) / sizeof(snis[0]); i++) {
+		snprintf(f.sni, sizeof(f.sni), "%s", snis[i]);
+		assert_true(gw_pkg_refused(&pk, &f, &pf, false));
+	}
+	/* Controls: the same host as a plain SNI, and in brackets as a Host. */
+	snprintf(f.sni, sizeof(f.sni), "pkgs.test");
+	assert_false(gw_pkg_refused(&pk, &f, &pf, false));
+	f.sni[0] = '\0';
+	snprintf(f.http_host, sizeof(f.http_host), "[2001:db8:1::2]:443");
+	assert_false(gw_pkg_refused(&pk, &f, &pf, false));
+}
+
 static void test_without_names(void **state)
 {
 	(void)state;
@@ -107,6 +134,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_sni_and_host, setup),
+		cmocka_unit_test_setup(test_no_host_names, setup),
 		cmocka_unit_test_setup(test_without_names, setup),
 		cmocka_unit_test_setup(test_early, setup),
 		cmocka_unit_test_setup(test_empty, setup),
