@@ -32,6 +32,7 @@ struct gw_stats {
 	atomic_uint_fast64_t dns_queries, dns_answers, dns_unanswered, dns_malformed;
 	atomic_uint_fast64_t malformed, unknown_session, unparsable, truncated;
 	atomic_uint_fast64_t queue_dropped, user_dropped, ct_overruns, emit_failed;
+	atomic_uint_fast64_t ct_update_overruns;   /* close updates lost: recorded at destroy */
 	atomic_uint_fast64_t lat[GW_LAT_BUCKETS + 1];   /* decision latency histogram */
 	atomic_uint_fast64_t lat_sum_us;
 	atomic_uint_fast64_t blocked_flows, would_block_flows, blocked_dns, dns_synth,

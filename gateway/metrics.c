@@ -32,6 +32,7 @@ static const struct counter_def counters[] = {
 	C(queue_dropped, "Packets the kernel dropped: queue full"),
 	C(user_dropped, "Packets the kernel dropped: netlink socket full"),
 	C(ct_overruns, "Conntrack event socket overruns"),
+	C(ct_update_overruns, "Conntrack close-update socket overruns (those flows recorded at their destroy event, later)"),
 	C(emit_failed, "Events that could not be recorded"),
 	C(blocked_flows, "Flows blocked by the policy"),
 	C(would_block_flows, "Flows a report-only policy would have blocked"),
