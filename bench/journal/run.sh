@@ -39,7 +39,12 @@ rm -rf "$TMP/d0"; mkdir -p "$TMP/d0"
 : >"$TMP/verify.txt"
 for ((r = 0; r < RUNS; r++)); do
 	s=$(date +%s.%N)
-	taskset -c 0 "$B/sandgate" verify --key "$TMP/d0/keys/journal.pub" "$TMP/d0" >/dev/null 2>&1
+	if ! taskset -c 0 "$B/sandgate" verify --key "$TMP/d0/keys/journal.pub" "$TMP/d0" \
+		>/dev/null 2>"$TMP/verify.err"; then
+		echo "bench/journal: the journal written does not verify:" >&2
+		cat "$TMP/verify.err" >&2
+		exit 1
+	fi
 	e=$(date +%s.%N)
 	echo "$s $e" | awk '{print $2 - $1}' >>"$TMP/verify.txt"
 done
@@ -57,23 +62,16 @@ echo "events=$N runs=$RUNS (medians)"
 echo "journal: $j_eps events/s, $j_us us/event wall, $j_cpu us/event CPU (all threads), $j_bytes bytes/event"
 echo "plain:   $p_eps events/s, $p_us us/event, $p_cpu us/event CPU"
 echo "ratio journal/plain throughput: $(awk -v a="$j_eps" -v b="$p_eps" 'BEGIN{printf "%.2f", a/b}')"
-if [ -n "${BASE:-}" ]; then
-	b_eps=$(awk '{print $4}' "$TMP/base_journal.txt" | median)
-	b_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/base_journal.txt" | median)
-	bp_eps=$(awk '{print $4}' "$TMP/base_plain.txt" | median)
-	echo "base journal: $b_eps events/s, $b_cpu us/event CPU; base plain: $bp_eps events/s;" \
-		"ratio $(awk -v a="$b_eps" -v b="$bp_eps" 'BEGIN{printf "%.2f", a/b}')"
-fi
-f_eps=$(awk '{print $4}' "$TMP/free_journal.txt" | median)
-f_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/free_journal.txt" | median)
-fp_eps=$(awk '{print $4}' "$TMP/free_plain.txt" | median)
-echo "free (no taskset): journal $f_eps events/s, $f_cpu us/event CPU; plain $fp_eps events/s;" \
-	"ratio $(awk -v a="$f_eps" -v b="$fp_eps" 'BEGIN{printf "%.2f", a/b}')"
-if [ -n "${BASE:-}" ]; then
-	fb_eps=$(awk '{print $4}' "$TMP/free_base_journal.txt" | median)
-	fb_cpu=$(awk '{print $7 * 1e6 / $2}' "$TMP/free_base_journal.txt" | median)
-	fbp_eps=$(awk '{print $4}' "$TMP/free_base_plain.txt" | median)
-	echo "free base: journal $fb_eps events/s, $fb_cpu us/event CPU; plain $fbp_eps events/s;" \
-		"ratio $(awk -v a="$fb_eps" -v b="$fbp_eps" 'BEGIN{printf "%.2f", a/b}')"
-fi
+# pair LABEL PREFIX: the journal and plain medians of the runs in $TMP/PREFIX*.txt.
+pair() {
+	local j jc p
+	j=$(awk '{print $4}' "$TMP/${2}journal.txt" | median)
+	jc=$(awk '{print $7 * 1e6 / $2}' "$TMP/${2}journal.txt" | median)
+	p=$(awk '{print $4}' "$TMP/${2}plain.txt" | median)
+	echo "$1: journal $j events/s, $jc us/event CPU; plain $p events/s;" \
+		"ratio $(awk -v a="$j" -v b="$p" 'BEGIN{printf "%.2f", a/b}')"
+}
+[ -n "${BASE:-}" ] && pair "base" base_
+pair "free (no taskset)" free_
+[ -n "${BASE:-}" ] && pair "free base" free_base_
 echo "verify:  $lines lines in ${v_s}s = $(awk -v l="$lines" -v s="$v_s" 'BEGIN{printf "%.0f", l/s}') lines/s"

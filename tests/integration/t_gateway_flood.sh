@@ -118,34 +118,24 @@ rss_watch() {
 		sleep 0.2
 	done
 }
-# nfq_nice: the queue workers' (sg-nfq*) nice values, one line. Shell builtins only: a
+# nfq_stat FIELD: that field of /proc/PID/task/TID/stat (counted after the comm's ")",
+# the state being 1) for each queue worker (sg-nfq*), one line. Shell builtins only: a
 # watcher that forks while the victim is timed takes the CPUs it measures (a first
 # version forked ~150 processes/s and doubled the victim's p99 under the connect() flood).
-nfq_nice() {
-	local t c st out=""
+nfq_stat() {
+	local f=$1 t c st out=""
 	for t in /proc/$DPID/task/*; do
 		read -r c <"$t/comm" 2>/dev/null || continue
 		[[ $c == sg-nfq* ]] || continue
 		read -r st <"$t/stat" 2>/dev/null || continue
 		st=${st##*) }
 		set -- $st
-		out+="${17} "
+		out+="${!f} "
 	done
 	echo "$out"
 }
-# nfq_policy: the queue workers' scheduling policies (0 SCHED_OTHER, 2 SCHED_RR), one line.
-nfq_policy() {
-	local t c st out=""
-	for t in /proc/$DPID/task/*; do
-		read -r c <"$t/comm" 2>/dev/null || continue
-		[[ $c == sg-nfq* ]] || continue
-		read -r st <"$t/stat" 2>/dev/null || continue
-		st=${st##*) }
-		set -- $st
-		out+="${39} "
-	done
-	echo "$out"
-}
+nfq_nice() { nfq_stat 17; }     # stat field 19: nice
+nfq_policy() { nfq_stat 39; }   # stat field 41: policy (0 SCHED_OTHER, 2 SCHED_RR)
 # nice_watch FILE: the lowest nice a queue worker had (every 200 ms until killed); FILE.rr
 # is written when one ran SCHED_RR.
 nice_watch() {
