@@ -69,7 +69,7 @@ static void pin(struct gw_worker *w)
  * priority (flood_worker_realtime): even at nice -10 a woken worker waited for the
  * flooders' slice to end, twice per DNS exchange (query and answer), and another
  * session's p99 under a connect() flood was 6.3-15.5 ms in the ASan build; with SCHED_RR
- * 3.1-4.8 ms (docs/gateway.md "Threads"). What a flooding session can put in the queue is
+ * 3.1-5.3 ms (docs/gateway.md "Threads"). What a flooding session can put in the queue is
  * bounded by its limit, so it cannot keep a real-time worker busy; the kernel's RT
  * throttling and fair server keep CPU time for everything else in any case.
  */
