@@ -3,6 +3,7 @@
  * collected in order until the ClientHello or the HTTP request head is complete, or the
  * first datagram of UDP/443 is read as a QUIC Initial. Runs with g->lock held.
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,48 @@
 
 #include "gateway/gw_int.h"
 #include "gateway/flow_names.h"
+
+/* Digits only, at least one: the port after an address literal. */
+static bool port_digits(const char *p, const char *end)
+{
+	if (p == end)
+		return false;
+	for (; p < end; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+bool gw_addr_literal(const char *in, int *family, uint8_t a[16])
+{
+	const char *end = in + strlen(in), *close, *colon;
+	char b[64];
+	size_t n;
+
+	memset(a, 0, 16);
+	if (in[0] == '[') {
+		close = strchr(in, ']');
+		if (!close || (close[1] && (close[1] != ':' || !port_digits(close + 2, end))))
+			return false;
+		in++;
+		n = (size_t)(close - in);
+		*family = AF_INET6;
+	} else if (strchr(in, ':') != strrchr(in, ':')) {
+		n = (size_t)(end - in);     /* two colons or more: IPv6, no port */
+		*family = AF_INET6;
+	} else {
+		colon = strchr(in, ':');
+		if (colon && !port_digits(colon + 1, end))
+			return false;
+		n = (size_t)((colon ? colon : end) - in);
+		*family = AF_INET;
+	}
+	if (n >= sizeof(b))
+		return false;
+	memcpy(b, in, n);
+	b[n] = '\0';
+	return inet_pton(*family, b, a) == 1;
+}
 
 static void copy_hello(struct flow *f, const struct tls_hello *h)
 {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gateway/flow_names.h"
 #include "gateway/gw_int.h"
 #include "gateway/packet.h"
 #include "nft/nft.h"
@@ -49,54 +50,6 @@ static void set_verdict(struct flow *f, const struct policy *p,
 	}
 }
 
-/* Digits only, at least one: the port after an address literal. */
-static bool port_digits(const char *p, const char *end)
-{
-	if (p == end)
-		return false;
-	for (; p < end; p++)
-		if (*p < '0' || *p > '9')
-			return false;
-	return true;
-}
-
-/*
- * An address literal as a Host or SNI carries it: "198.18.1.2", "2001:db8::2" (the HTTP
- * reader takes the brackets off) or "[2001:db8::2]", each with an optional ":port".
- * True and the address in a when in is one; a bracket that opens no valid IPv6 literal
- * is not one (and no valid name either).
- */
-static bool ip_literal(const char *in, int *family, uint8_t a[16])
-{
-	const char *end = in + strlen(in), *close, *colon;
-	char b[64];
-	size_t n;
-
-	memset(a, 0, 16);
-	if (in[0] == '[') {
-		close = strchr(in, ']');
-		if (!close || (close[1] && (close[1] != ':' || !port_digits(close + 2, end))))
-			return false;
-		in++;
-		n = (size_t)(close - in);
-		*family = AF_INET6;
-	} else if (strchr(in, ':') != strrchr(in, ':')) {
-		n = (size_t)(end - in);     /* two colons or more: IPv6, no port */
-		*family = AF_INET6;
-	} else {
-		colon = strchr(in, ':');
-		if (colon && !port_digits(colon + 1, end))
-			return false;
-		n = (size_t)((colon ? colon : end) - in);
-		*family = AF_INET;
-	}
-	if (n >= sizeof(b))
-		return false;
-	memcpy(b, in, n);
-	b[n] = '\0';
-	return inet_pton(*family, b, a) == 1;
-}
-
 /*
  * A name read from the wire made comparable; NULL when absent, invalid or an address
  * literal. A literal names no host to check against the bound names: it passes only as
@@ -122,7 +75,7 @@ static const char *norm(const char *in, const struct flow *f, bool sni,
 		len = (size_t)(colon - in);
 	if (in[0] != '[' && policy_name_normalize(in, len, out, &why) == 0)
 		return out;
-	if (sni || !ip_literal(in, &family, a) || family != f->family ||
+	if (sni || !gw_addr_literal(in, &family, a) || family != f->family ||
 	    memcmp(a, f->dst, family == AF_INET ? 4 : 16) != 0)
 		*bad = true;
 	return NULL;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gateway/flow_names.h"
 #include "gateway/gw_int.h"
 
 void gateway_set_pkg_guard(struct gateway *g, const struct gw_pkg_guard *gd)
@@ -87,24 +88,17 @@ static bool same_host(const char *name, size_t len, const char *host)
 static bool approved(const struct gw_pkg_hosts *pk, const char *name, bool sni)
 {
 	size_t len = strlen(name);
-	const char *colon = strrchr(name, ':'), *close;
+	const char *colon = strrchr(name, ':');
 	uint8_t a[16];
-	char v6[INET6_ADDRSTRLEN];
+	int family;
 
 	if (sni && strpbrk(name, "[]:"))
 		return false;
 	if (name[0] == '[') {   /* Host: [v6]:port */
-		close = strchr(name, ']');
-		if (!close || (size_t)(close - name) > sizeof(v6) ||
-		    (close[1] && (close[1] != ':' || !close[2] ||
-				  strspn(close + 2, "0123456789") != strlen(close + 2))))
-			return false;
-		len = (size_t)(close - name) - 1;
-		memcpy(v6, name + 1, len);
-		v6[len] = '\0';
-		if (inet_pton(AF_INET6, v6, a) != 1)
+		if (!gw_addr_literal(name, &family, a))
 			return false;
 		name++;
+		len = strcspn(name, "]");
 	} else if (colon && strchr(name, ':') == colon)
 		len = (size_t)(colon - name);   /* name:port (one colon: not a bare IPv6) */
 	if (len && name[len - 1] == '.')
