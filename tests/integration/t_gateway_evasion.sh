@@ -7,7 +7,9 @@
 #   split first bytes (TLS, HTTP), two SNIs and a bad length, 1,000 mutated
 #   ClientHellos to another allowed name's address, Fast Open data, datagrams and a
 #   SYN from port 53, two DNS questions and the case of a name, a keep-alive request
-#   to another Host, a request behind an empty line and h2c on a bound address.
+#   to another Host, a request behind an empty line and h2c on a bound address, and
+#   names that are no names ("[pi.web.test", an address as SNI or another one as Host),
+#   as uid 65534 and as root.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 . "$(dirname "$0")/gateway_lab.sh"
@@ -28,7 +30,7 @@ mkdir -p "$T_TMP/sa" "$T_TMP/sb" "$T_TMP/st"
 ip netns exec "$PEER" sysctl -qw net.ipv4.tcp_fastopen=0x203
 SINK_ADDR=198.18.1.2 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/sa" 7443 7080 7445 &
 cleanup "kill $!"
-SINK_ADDR=198.18.1.5 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/sb" 8443 8446 &
+SINK_ADDR=198.18.1.5 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/sb" 8443 8446 8447 &
 cleanup "kill $!"
 SINK_TFO=1 SINK_ADDR=198.18.1.2 ip netns exec "$PEER" python3 "$ATK" sink "$T_TMP/st" 8444 &
 cleanup "kill $!"
@@ -158,6 +160,49 @@ fi
 check "b.web.test's upstream got no byte of them" test "$(sz "$T_TMP/sb/8443.log")" = 0
 out=$(atk hello 198.18.1.5 8443 b.web.test ok)
 check "control: a hello with SNI b.web.test to its address arrives" grows "$T_TMP/sb/8443.log" 0
+
+# ---- names that are no names ----------------------------------------------------------------
+# The mutated hellos above found, in CI on 2026-12-03, SNI "[pi.web.test" let out to
+# b.web.test's address on its bound name alone: a name opening with "[" passed for an
+# IPv6 literal, that is for "no name". Sent on purpose here, as uid 65534 and as root in
+# a default `sandgate run`, each measured at the sink (port 8447): such a name, an SNI
+# that is the destination's own address (RFC 6066 allows none), and a Host naming
+# another address. Control: the Host that is the destination's own address, and the
+# allowed SNI, arrive.
+chmod 0711 "$T_TMP"
+mkdir -m 0755 "$T_TMP/nb" && cp "$ATK" "$T_TMP/nb/"
+atk_as() {   # atk_as UID|root ARGS...
+	local u=$1
+	shift
+	ip netns exec "$GWNS" "$BIN/sandgate" run --control "$SG_SOCK" --session e1 \
+		$([ "$u" = root ] || echo "--uid $u") --cwd / -- python3 "$T_TMP/nb/gw_attacks.py" "$@"
+}
+for who in 65534 root; do
+	uid=$([ "$who" = root ] && echo 0 || echo "$who")
+	for sni in "[pi.web.test" 198.18.1.5; do
+		s0=$(sz "$T_TMP/sb/8447.log")
+		out=$(atk_as "$who" hello 198.18.1.5 8447 "$sni" ok)
+		check "$who: hello with SNI $sni to b.web.test's address: reset ($out)" test "$out" = reset
+		check "$who: the upstream got none of it" test "$(sz "$T_TMP/sb/8447.log")" = "$s0"
+		e=$(ev1 ".event == \"net.connect\" and .dst.port == 8447 and .sni == \"$sni\" and .uid == $uid")
+		echeck "$who: net.connect: blocked invalid_name, the SNI as sent" "$e" \
+			'.verdict == "blocked" and .reason == "invalid_name" and .parse == "tls"'
+	done
+	s0=$(sz "$T_TMP/sb/8447.log")
+	out=$(atk_as "$who" send 198.18.1.5 8447 'GET / HTTP/1.1\r\nHost: 198.18.1.4\r\n\r\n')
+	check "$who: a request with Host 198.18.1.4 to b.web.test's address: reset ($out)" test "$out" = reset
+	check "$who: the upstream got none of it" test "$(sz "$T_TMP/sb/8447.log")" = "$s0"
+	e=$(ev1 ".event == \"net.connect\" and .dst.port == 8447 and .http_host == \"198.18.1.4\" and .uid == $uid")
+	echeck "$who: net.connect: blocked invalid_name, the Host as sent" "$e" \
+		'.verdict == "blocked" and .reason == "invalid_name" and .parse == "http"'
+done
+s0=$(sz "$T_TMP/sb/8447.log")
+out=$(atk_as 65534 send 198.18.1.5 8447 'GET / HTTP/1.1\r\nHost: 198.18.1.5\r\n\r\n')
+grows "$T_TMP/sb/8447.log" "$s0"
+check "control: Host 198.18.1.5 (the destination itself) arrives" grep -q 'Host: 198.18.1.5' "$T_TMP/sb/8447.log"
+s0=$(sz "$T_TMP/sb/8447.log")
+out=$(atk_as 65534 hello 198.18.1.5 8447 b.web.test ok)
+check "control: SNI b.web.test arrives" grows "$T_TMP/sb/8447.log" "$s0"
 
 # ---- a FIN ahead of the first flight ----------------------------------------------------------
 # Unprivileged, from a sandbox behind its own interface (interface mode) whose session
