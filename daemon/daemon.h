@@ -162,6 +162,8 @@ void daemon_audit_start_fields(struct daemon *d, struct event *e);
  * (after the audit sensors; stopped before them). Returns 0 or -errno (logged by caller).
  */
 int daemon_investigation_init(struct daemon *d);
+/* The index's lines by how they were read, for /metrics. 0 or -EIO. */
+int daemon_investigation_metrics(struct daemon *d, FILE *f);
 void daemon_investigation_fini(struct daemon *d);
 
 /*

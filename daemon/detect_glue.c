@@ -18,8 +18,11 @@
 #include "common/timeutil.h"
 #include "daemon/daemon.h"
 #include "detect/detect.h"
+#include "journal/envelope.h"
 #include "journal/event.h"
 #include "journal/follow.h"
+#include "journal/handoff.h"
+#include "journal/journal.h"
 #include "journal/tail.h"
 
 struct detection {
@@ -31,6 +34,8 @@ struct detection {
 	uint64_t skip_below;         /* no cursor yet: lines older than this run are history */
 	uint64_t saved_ms;           /* when the cursor was last written (monotonic) */
 	bool unsaved;                /* lines judged since */
+	struct handoff *handoff;     /* the writer's recent lines' shapes, or NULL */
+	struct shape shape;          /* the current line's, when the handoff has it */
 };
 
 /*
@@ -114,9 +119,15 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 {
 	struct detection *dt = ctx;
 
+	uint64_t seq;
+
 	(void)pos;
 	if (dt->cur.next_seq < dt->skip_below)
 		return 0;
+	/* The line's fields from the writer's shape of it when it has one: no parse. */
+	if (dt->handoff && line_envelope_seq(line, len, &seq) == 0 &&
+	    handoff_get(dt->handoff, seq, line, len, &dt->shape))
+		return detect_feed_shaped(dt->eng, line, len, &dt->shape);
 	return detect_feed_line(dt->eng, line, len);
 }
 
@@ -292,6 +303,7 @@ int daemon_detect_init(struct daemon *d)
 		return -ENOMEM;
 	}
 	d->detection = dt;
+	dt->handoff = d->journal ? journal_handoff(d->journal) : NULL;
 	snprintf(dt->journal_dir, sizeof(dt->journal_dir), "%s/journal", d->cfg->state_dir);
 	snprintf(dt->cursor_path, sizeof(dt->cursor_path), "%s/detect/cursor",
 		 d->cfg->state_dir);
@@ -315,6 +327,7 @@ void daemon_detect_fini(struct daemon *d)
 	if (dt->eng && detect_flush(dt->eng))
 		log_warnx("detection: first-seen domains not saved");
 	detect_free(dt->eng);
+	shape_free(&dt->shape);
 	free(dt);
 	d->detection = NULL;
 }

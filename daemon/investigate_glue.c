@@ -13,6 +13,7 @@
 #include "daemon/daemon.h"
 #include "common/timeutil.h"
 #include "index/index.h"
+#include "journal/journal.h"
 #include "retention/retention.h"
 #include "sinks/sink.h"
 #include "journal/tail.h"
@@ -23,6 +24,9 @@ struct investigation {
 	struct index_db *db;             /* used by the index thread only, once started */
 	bool checked;                    /* quick_check done */
 	struct tail_worker *index_worker;
+	struct handoff *handoff;         /* the journal's shapes of recent lines, or NULL */
+	uint64_t index_shaped, index_scanned;   /* index thread writes, metrics read */
+	uint64_t index_base_shaped, index_base_scanned;   /* of index dbs closed before */
 	struct tail_worker *retention_worker;
 	struct retention_settings rs;     /* strings borrowed from hold below */
 	char **hold;
@@ -45,6 +49,7 @@ static int index_open(struct investigation *inv, enum index_open_mode mode)
 
 	if (ret)
 		return ret;
+	index_db_set_handoff(inv->db, inv->handoff);
 	if (rebuilt)
 		log_warnx("index: %s/index/index.db was not a sound index: moved aside to "
 			  "index.db.corrupt, rebuilding from the journal", inv->state_dir);
@@ -58,6 +63,8 @@ static int index_check(struct investigation *inv)
 	inv->checked = ret != -EBUSY;
 	if (ret != -EPROTO)
 		return ret == -EBUSY ? 0 : ret;
+	inv->index_base_shaped = __atomic_load_n(&inv->index_shaped, __ATOMIC_RELAXED);
+	inv->index_base_scanned = __atomic_load_n(&inv->index_scanned, __ATOMIC_RELAXED);
 	index_db_close(inv->db);
 	inv->db = NULL;
 	return index_open(inv, INDEX_WRITE_CHECK);
@@ -71,8 +78,16 @@ static int index_step(void *ctx, size_t *progressed, uint64_t *retry_ms)
 	(void)retry_ms;
 	if (ret == 0 && !inv->checked)
 		ret = index_check(inv);
-	if (ret == 0 && inv->db)
+	if (ret == 0 && inv->db) {
+		uint64_t shaped, scanned;
+
 		ret = index_db_step(inv->db, INDEX_BATCH_LINES, progressed);
+		index_db_shape_stats(inv->db, &shaped, &scanned);
+		__atomic_store_n(&inv->index_shaped, inv->index_base_shaped + shaped,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&inv->index_scanned, inv->index_base_scanned + scanned,
+				 __ATOMIC_RELAXED);
+	}
 	/* Another indexer (sandgate reindex) holds the file: its turn, ours next. */
 	return ret == -EBUSY ? 0 : ret;
 }
@@ -247,6 +262,7 @@ int daemon_investigation_init(struct daemon *d)
 		return -ENOMEM;
 	d->investigation = inv;
 	snprintf(inv->state_dir, sizeof(inv->state_dir), "%s", d->cfg->state_dir);
+	inv->handoff = d->journal ? journal_handoff(d->journal) : NULL;
 	snprintf(inv->journal_dir, sizeof(inv->journal_dir), "%s/journal", d->cfg->state_dir);
 	if (c->index_enabled)
 		ret = start_index(inv, c);
@@ -299,4 +315,23 @@ size_t daemon_sink_stats(struct daemon *d, size_t i, const char **name, struct s
 	*name = sink_name(inv->sinks[i]);
 	sink_get_stats(inv->sinks[i], st);
 	return inv->n_sinks;
+}
+
+int daemon_investigation_metrics(struct daemon *d, FILE *f)
+{
+	struct investigation *inv = d->investigation;
+
+	if (!inv || !inv->index_worker)
+		return 0;
+	fprintf(f, "# HELP sandgate_index_lines_shaped_total Lines indexed from the writer's "
+		   "shape of them, their JSON not read\n"
+		   "# TYPE sandgate_index_lines_shaped_total counter\n"
+		   "sandgate_index_lines_shaped_total %llu\n"
+		   "# HELP sandgate_index_lines_scanned_total Lines indexed by scanning their JSON "
+		   "(no shape: behind the writer, or written before this run)\n"
+		   "# TYPE sandgate_index_lines_scanned_total counter\n"
+		   "sandgate_index_lines_scanned_total %llu\n",
+		(unsigned long long)__atomic_load_n(&inv->index_shaped, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&inv->index_scanned, __ATOMIC_RELAXED));
+	return ferror(f) ? -EIO : 0;
 }

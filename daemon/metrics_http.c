@@ -37,6 +37,7 @@ static char *render(struct daemon *d, size_t *len)
 	bad = health_metrics(d, f);
 	bad |= d->gateway ? gateway_metrics(d->gateway, f) : 0;
 	bad |= daemon_detect_metrics(d, f);
+	bad |= daemon_investigation_metrics(d, f);
 	if (fclose(f) != 0 || bad) {
 		free(buf);
 		return NULL;

@@ -27,6 +27,7 @@
 /* ---- rules ------------------------------------------------------------------------- */
 
 struct detect_rules;
+struct shape;            /* journal/shape.h */
 
 /* Values substituted for ${state_dir} and ${control_socket} in rule patterns. */
 struct detect_vars {
@@ -97,12 +98,22 @@ void detect_free(struct detect *d);
  */
 int detect_feed_line(struct detect *d, const char *line, size_t len);
 
+/*
+ * The same line with its shape from the journal's writer (journal/handoff.h): its fields
+ * are taken from the shape, without a JSON parse. A shape that does not describe the
+ * line is set aside and the line parsed (counted in shape_refused). shape may be NULL.
+ */
+int detect_feed_shaped(struct detect *d, const char *line, size_t len,
+		       const struct shape *shape);
+
 /* Writes the persisted state (first-seen domains) if it changed. 0 or -errno. */
 int detect_flush(struct detect *d);
 
-/* lines: all fed; unread: of a type no rule reads (not parsed); bad_lines: of the rest. */
+/* lines: all fed; unread: of a type no rule reads (not parsed); bad_lines: of the rest;
+ * parsed: read lines taken by parsing their JSON (no shape); shaped: from their shape. */
 struct detect_stats {
 	uint64_t lines, unread, bad_lines, alerts, suppressed, emit_errors;
+	uint64_t parsed, shaped, shape_refused;
 	size_t rules, sessions;
 };
 void detect_get_stats(struct detect *d, struct detect_stats *st);

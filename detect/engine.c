@@ -13,6 +13,7 @@
 #include "detect/detect_int.h"
 #include "detect/engine_int.h"
 #include "journal/envelope.h"
+#include "journal/shape.h"
 
 /* n digits at s, or -1. */
 static int64_t digits(const char *s, int n)
@@ -342,10 +343,11 @@ static bool type_read(const struct detect *d, const char *line, size_t len)
  * type is the envelope's, at its fixed place: keys are the journal's own literals, so
  * no later "event" key can say otherwise.
  */
-int detect_feed_line(struct detect *d, const char *line, size_t len)
+int detect_feed_shaped(struct detect *d, const char *line, size_t len,
+		       const struct shape *shape)
 {
 	json_t *ev = NULL;
-	bool ok, read;
+	bool ok, read, shaped = false;
 	int ret = 0;
 
 	pthread_mutex_lock(&d->mu);
@@ -356,15 +358,31 @@ int detect_feed_line(struct detect *d, const char *line, size_t len)
 	pthread_mutex_unlock(&d->mu);
 	if (!read)
 		return 0;
-	ok = line_json_load(line, len, &ev) == 0;
+	if (shape) {
+		ret = shape_to_json(line, len, shape, &ev);
+		if (ret == -ENOMEM)
+			return ret;
+		shaped = ret == 0;
+	}
+	ok = shaped || line_json_load(line, len, &ev) == 0;
 	pthread_mutex_lock(&d->mu);
+	if (shaped)
+		d->st.shaped++;
+	else
+		d->st.parsed++;
+	if (shape && !shaped)
+		d->st.shape_refused++;
 	if (!ok)
 		d->st.bad_lines++;
-	else
-		ret = feed(d, ev);
+	ret = ok ? feed(d, ev) : 0;
 	pthread_mutex_unlock(&d->mu);
 	json_decref(ev);
 	return ret;
+}
+
+int detect_feed_line(struct detect *d, const char *line, size_t len)
+{
+	return detect_feed_shaped(d, line, len, NULL);
 }
 
 int detect_flush(struct detect *d)
@@ -398,6 +416,18 @@ int detect_metrics(struct detect *d, FILE *f)
 		   "(counted in lines_total, not parsed)\n"
 		   "# TYPE sandgate_detect_lines_unread_total counter\n"
 		   "sandgate_detect_lines_unread_total %llu\n"
+		   "# HELP sandgate_detect_lines_parsed_total Lines read by parsing their JSON "
+		   "(no shape from the writer: behind it, or written before this run)\n"
+		   "# TYPE sandgate_detect_lines_parsed_total counter\n"
+		   "sandgate_detect_lines_parsed_total %llu\n"
+		   "# HELP sandgate_detect_lines_shaped_total Lines read from the writer's shape, "
+		   "without a parse\n"
+		   "# TYPE sandgate_detect_lines_shaped_total counter\n"
+		   "sandgate_detect_lines_shaped_total %llu\n"
+		   "# HELP sandgate_detect_shapes_refused_total Shapes that did not describe "
+		   "their line (the line was parsed)\n"
+		   "# TYPE sandgate_detect_shapes_refused_total counter\n"
+		   "sandgate_detect_shapes_refused_total %llu\n"
 		   "# HELP sandgate_detect_alerts_suppressed_total Alerts dropped by the rate limit\n"
 		   "# TYPE sandgate_detect_alerts_suppressed_total counter\n"
 		   "sandgate_detect_alerts_suppressed_total %llu\n"
@@ -406,6 +436,8 @@ int detect_metrics(struct detect *d, FILE *f)
 		   "# HELP sandgate_detect_alerts_total Alerts raised, by rule\n"
 		   "# TYPE sandgate_detect_alerts_total counter\n",
 		(unsigned long long)d->st.lines, (unsigned long long)d->st.unread,
+		(unsigned long long)d->st.parsed, (unsigned long long)d->st.shaped,
+		(unsigned long long)d->st.shape_refused,
 		(unsigned long long)d->st.suppressed,
 		detect_rules_count(d->rules));
 	for (size_t i = 0; i < d->n_per_rule && i < detect_rules_count(d->rules); i++)

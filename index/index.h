@@ -52,6 +52,12 @@ struct index_row {
  * event and a well-formed ts, -ENOMEM.
  */
 int index_extract(const char *line, size_t len, struct index_row *row);
+/* The same, with the line's shape from the journal's writer (journal/shape.h): the
+ * values taken where the shape says, the JSON not read (scanned if the shape does not
+ * fit the line). */
+struct shape;
+int index_extract_shaped(const char *line, size_t len, const struct shape *shape,
+			 struct index_row *row);
 
 /* Frees what index_extract allocated and zeroes row. Accepts a zeroed row. */
 void index_row_free(struct index_row *row);
@@ -124,6 +130,15 @@ int index_db_forget_segment(struct index_db *db, uint64_t segment);
 
 /* The underlying sqlite3 handle (for the query runner). */
 struct sqlite3 *index_db_handle(struct index_db *db);
+
+/*
+ * Lines to index are taken from the journal writer's shapes of them when it still has
+ * them (journal/handoff.h; h NULL: every line scanned). For the indexing thread.
+ */
+struct handoff;
+void index_db_set_handoff(struct index_db *db, struct handoff *h);
+/* Lines indexed so far from their shapes, and by scanning their JSON. */
+void index_db_shape_stats(const struct index_db *db, uint64_t *shaped, uint64_t *scanned);
 
 /* STATE_DIR/journal, as the db was opened with. */
 const char *index_db_journal_dir(const struct index_db *db);

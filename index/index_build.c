@@ -11,6 +11,8 @@
 
 #include "common/buf.h"
 #include "index/index_impl.h"
+#include "journal/envelope.h"
+#include "journal/handoff.h"
 #include "journal/zseek.h"
 
 int index_prepare(struct index_db *db)
@@ -343,7 +345,18 @@ static int on_line(void *ctx, const char *line, size_t len, const struct follow_
 {
 	struct index_db *db = ctx;
 	struct index_row row;
-	int ret = index_extract(line, len, &row);
+	uint64_t seq;
+	int ret;
+
+	/* From the writer's shape of the line when it still has it: the JSON not read. */
+	if (db->handoff && line_envelope_seq(line, len, &seq) == 0 &&
+	    handoff_get(db->handoff, seq, line, len, &db->shape)) {
+		ret = index_extract_shaped(line, len, &db->shape, &row);
+		db->lines_shaped++;
+	} else {
+		ret = index_extract(line, len, &row);
+		db->lines_scanned++;
+	}
 
 	if (ret == -EINVAL) {
 		/* Not indexable (verify reports damage); the line is skipped, not fatal. */

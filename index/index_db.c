@@ -214,12 +214,24 @@ void index_db_close(struct index_db *db)
 		return;
 	close_handle(db);
 	free(db->cold_data);
+	shape_free(&db->shape);
 	free(db);
 }
 
 struct sqlite3 *index_db_handle(struct index_db *db)
 {
 	return db->h;
+}
+
+void index_db_set_handoff(struct index_db *db, struct handoff *h)
+{
+	db->handoff = h;
+}
+
+void index_db_shape_stats(const struct index_db *db, uint64_t *shaped, uint64_t *scanned)
+{
+	*shaped = db->lines_shaped;
+	*scanned = db->lines_scanned;
 }
 
 const char *index_db_journal_dir(const struct index_db *db)

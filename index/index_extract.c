@@ -103,17 +103,15 @@ static void fill_fields(const char *line, const struct scan_val *vals, struct in
 	get_int(&vals[F_PPID], &row->ppid, &row->has_ppid);
 }
 
-int index_extract(const char *line, size_t len, struct index_row *row)
+/* The row from the line's envelope and its fields' values, however they were found. */
+static int extract(const char *line, size_t len, const struct scan_val *vals,
+		   struct index_row *row)
 {
-	struct scan_val vals[F_COUNT];
 	struct line_envelope env;
 	int ret;
 
-	memset(row, 0, sizeof(*row));
-	ret = index_scan(line, len, field_keys, F_COUNT, vals);
 	/* seq, ts and event from their fixed places (journal/envelope.h says why). */
-	if (ret == 0)
-		ret = line_envelope_parse(line, len, &env);
+	ret = line_envelope_parse(line, len, &env);
 	if (ret == 0)
 		ret = line_ts_parse(env.ts, LINE_TS_LEN, &row->ts_us);
 	if (ret)
@@ -127,6 +125,27 @@ int index_extract(const char *line, size_t len, struct index_row *row)
 	row->event[env.event_len] = '\0';
 	fill_fields(line, vals, row, row->strings + env.event_len + 1);
 	return 0;
+}
+
+int index_extract(const char *line, size_t len, struct index_row *row)
+{
+	struct scan_val vals[F_COUNT];
+	int ret;
+
+	memset(row, 0, sizeof(*row));
+	ret = index_scan(line, len, field_keys, F_COUNT, vals);
+	return ret ? ret : extract(line, len, vals, row);
+}
+
+int index_extract_shaped(const char *line, size_t len, const struct shape *shape,
+			 struct index_row *row)
+{
+	struct scan_val vals[F_COUNT];
+
+	memset(row, 0, sizeof(*row));
+	if (index_scan_shaped(line, len, shape, field_keys, F_COUNT, vals) != 0)
+		return index_extract(line, len, row);
+	return extract(line, len, vals, row);
 }
 
 void index_row_free(struct index_row *row)

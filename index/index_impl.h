@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "index/index.h"
+#include "journal/shape.h"
 
 #define INDEX_KNOWN_EVENTS 128
 #define INDEX_KNOWN_SESSIONS 1024   /* slots of the session id cache (a power of two) */
@@ -48,6 +49,9 @@ struct index_db {
 	struct index_known_session known_sessions[INDEX_KNOWN_SESSIONS];
 	size_t n_known_sessions;
 	uint64_t bad_lines;          /* lines that were not indexable (counted, skipped) */
+	struct handoff *handoff;     /* the journal writer's shapes of recent lines, or NULL */
+	struct shape shape;          /* the current line's */
+	uint64_t lines_shaped, lines_scanned;
 	/* The batch's names rows, inserted sorted at its end (index_build.c). */
 	struct index_pending_name *pending;
 	size_t n_pending, cap_pending;

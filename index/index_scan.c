@@ -11,6 +11,8 @@
 #include <jansson.h>
 
 #include "index/index_scan.h"
+#include "journal/envelope.h"
+#include "journal/shape.h"
 
 struct scan {
 	const char *s;
@@ -483,4 +485,64 @@ size_t index_scan_decode(const char *line, const struct scan_val *v, char *out)
 	}
 	out[n] = '\0';
 	return n;
+}
+
+int index_scan_shaped(const char *line, size_t len, const struct shape *shape,
+		      const char *const *keys, size_t n_keys, struct scan_val *vals)
+{
+	struct line_envelope env;
+	size_t tail, pos;
+
+	memset(vals, 0, n_keys * sizeof(*vals));
+	if (shape_tail(line, len, &tail) != 0 || line_envelope_parse(line, len, &env) != 0 ||
+	    env.seq > INT64_MAX)
+		return -EINVAL;
+	/* The envelope's head is not in the shape: its three values at their places. */
+	for (size_t k = 0; k < n_keys; k++) {
+		if (strcmp(keys[k], "ts") == 0)
+			vals[k] = (struct scan_val){ .kind = SCAN_STRING, .at = (size_t)(env.ts - line),
+						     .end = (size_t)(env.ts - line) + LINE_TS_LEN };
+		else if (strcmp(keys[k], "prev") == 0)
+			vals[k] = (struct scan_val){ .kind = SCAN_STRING,
+						     .at = (size_t)(env.prev - line),
+						     .end = (size_t)(env.prev - line) + 64 };
+		else if (strcmp(keys[k], "seq") == 0)
+			vals[k] = (struct scan_val){ .kind = SCAN_INT, .i = (int64_t)env.seq };
+	}
+	/* The line's members one after another from its tail to its '}': each where the
+	 * one before it ends (what is nested inside a member is inside its span). */
+	pos = tail + 1;
+	for (size_t i = 0; i < shape->n; i++) {
+		const struct shape_tok *t = &shape->tok[i];
+		size_t at = tail + t->at;
+		const char *key;
+
+		if (at + t->len > len || t->len == 0)
+			return -EINVAL;
+		if (t->depth != 0)
+			continue;
+		if (t->key_len == 0 || at != pos + t->key_len + 4 || line[pos] != ',' ||
+		    line[pos + 1] != '"' || line[at - 2] != '"' || line[at - 1] != ':')
+			return -EINVAL;
+		pos = at + t->len;
+		key = line + at - 2 - t->key_len;
+		for (size_t k = 0; k < n_keys; k++) {
+			struct scan_val *v = &vals[k];
+
+			if (strlen(keys[k]) != t->key_len || memcmp(keys[k], key, t->key_len) != 0)
+				continue;
+			*v = (struct scan_val){ .kind = SCAN_OTHER };
+			if (SHAPE_KIND(t) == SHAPE_STRING) {
+				if (t->len < 2 || line[at] != '"' || line[at + t->len - 1] != '"')
+					return -EINVAL;
+				v->kind = SCAN_STRING;
+				v->esc = t->kind & SHAPE_ESC;
+				v->at = at + 1;
+				v->end = at + t->len - 1;
+			} else if (SHAPE_KIND(t) == SHAPE_NUMBER && shape_int(line + at, t->len, &v->i)) {
+				v->kind = SCAN_INT;
+			}
+		}
+	}
+	return pos + 1 == len && line[pos] == '}' ? 0 : -EINVAL;
 }

@@ -34,6 +34,15 @@ int index_scan(const char *line, size_t len, const char *const *keys, size_t n_k
 	       struct scan_val *vals);
 
 /*
+ * index_scan's answer for a line from its shape (journal/shape.h), without reading the
+ * JSON: the same vals for a line the shape describes. Returns 0, or -EINVAL when the
+ * shape does not fit the line (the caller scans it instead).
+ */
+struct shape;
+int index_scan_shaped(const char *line, size_t len, const struct shape *shape,
+		      const char *const *keys, size_t n_keys, struct scan_val *vals);
+
+/*
  * Writes the string value v (SCAN_STRING) of line decoded into out, up to its first NUL
  * (a "\u0000" escape), and a NUL. out must hold v->end - v->at + 1 bytes (decoding
  * never lengthens). Returns the bytes written before the NUL.

@@ -1,4 +1,5 @@
 #include "journal/event.h"
+#include "journal/shape.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,7 @@ static void *sink_ctx;
 #define CACHE_MOVE 32         /* moved to or from the shared pool under one lock */
 #define POOL_MAX 8192         /* beyond this, freed events go back to malloc */
 #define BODY_KEEP 4096        /* a body buffer larger than this is not kept */
+#define TOK_KEEP 256          /* nor a shape of more tokens than this */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define EVENT_ASAN 1
@@ -81,6 +83,7 @@ static void event_release(struct event *e)
 {
 	POOL_UNPOISON(e);
 	buf_free(&e->body);
+	free(e->tok);
 	free(e);
 }
 
@@ -206,6 +209,8 @@ struct event *event_new(const char *type, const char *session_id, enum event_sou
 		}
 	}
 	e->source = src;
+	e->n_tok = 0;
+	e->no_shape = false;
 	clock_gettime(CLOCK_REALTIME, &e->ts);
 	return e;
 }
@@ -219,12 +224,31 @@ void event_free(struct event *e)
 	e->session_id = NULL;
 	if (e->body.cap > BODY_KEEP || e->body.oom)
 		buf_free(&e->body);
+	if (e->cap_tok > TOK_KEEP) {
+		free(e->tok);
+		e->tok = NULL;
+		e->cap_tok = 0;
+	}
 	cache_put(e);
 }
 
 void event_set_time(struct event *e, const struct timespec *wall)
 {
 	e->ts = *wall;
+}
+
+/* The value just written (the last token) is of kind k. */
+static void tok_end(struct event *e, enum shape_kind k)
+{
+	struct shape_tok *t;
+
+	if (e->no_shape || e->n_tok == 0)
+		return;
+	t = &e->tok[e->n_tok - 1];
+	t->len = (uint32_t)(e->body.len - t->at);
+	t->kind = (uint8_t)k;
+	if (k == SHAPE_STRING && memchr(e->body.data + t->at, 0x5c, t->len))   /* 0x5c: a backslash */
+		t->kind |= SHAPE_ESC;
 }
 
 /* Separator and key; at depth 0 every field follows the envelope, so always a comma. */
@@ -243,6 +267,30 @@ static void event_key(struct event *e, const char *key)
 		buf_puts(&e->body, key);
 		buf_put(&e->body, "\":", 2);
 	}
+	/*
+	 * The value about to be written: a token at the body's end (its length and kind set
+	 * by tok_end once written). A shape that cannot be kept is dropped, not the event:
+	 * its readers parse the line instead. (Here, not in a helper of its own: the
+	 * contract test follows builders' calls only so deep.)
+	 */
+	if (e->no_shape)
+		return;
+	if (e->n_tok == e->cap_tok) {
+		uint32_t cap = e->cap_tok ? e->cap_tok * 2 : 32;
+		struct shape_tok *grown;
+
+		if (cap > SHAPE_MAX_TOKENS || !(grown = realloc(e->tok, cap * sizeof(*grown)))) {
+			e->no_shape = true;
+			return;
+		}
+		e->tok = grown;
+		e->cap_tok = cap;
+	}
+	e->tok[e->n_tok++] = (struct shape_tok){
+		.at = (uint32_t)e->body.len,
+		.key_len = (uint16_t)(key ? strlen(key) : 0),
+		.depth = (uint8_t)e->depth,
+	};
 }
 
 void event_strn(struct event *e, const char *key, const char *val, size_t len)
@@ -252,6 +300,7 @@ void event_strn(struct event *e, const char *key, const char *val, size_t len)
 		buf_put_json_str(&e->body, val, len);
 	else
 		buf_puts(&e->body, "null");
+	tok_end(e, val ? SHAPE_STRING : SHAPE_NULL);
 }
 
 void event_str(struct event *e, const char *key, const char *val)
@@ -263,24 +312,31 @@ void event_int(struct event *e, const char *key, int64_t v)
 {
 	event_key(e, key);
 	buf_put_i64(&e->body, v);
+	tok_end(e, SHAPE_NUMBER);
 }
 
 void event_uint(struct event *e, const char *key, uint64_t v)
 {
 	event_key(e, key);
 	buf_put_u64(&e->body, v);
+	tok_end(e, SHAPE_NUMBER);
+	/* Above int64, jansson refuses the whole line: let its readers say so, as before. */
+	if (v > INT64_MAX)
+		e->no_shape = true;
 }
 
 void event_bool(struct event *e, const char *key, bool v)
 {
 	event_key(e, key);
 	buf_puts(&e->body, v ? "true" : "false");
+	tok_end(e, v ? SHAPE_TRUE : SHAPE_FALSE);
 }
 
 void event_null(struct event *e, const char *key)
 {
 	event_key(e, key);
 	buf_puts(&e->body, "null");
+	tok_end(e, SHAPE_NULL);
 }
 
 void event_double(struct event *e, const char *key, double v)
@@ -290,23 +346,27 @@ void event_double(struct event *e, const char *key, double v)
 		buf_printf(&e->body, "%.17g", v);
 	else
 		buf_puts(&e->body, "null");
+	tok_end(e, isfinite(v) ? SHAPE_NUMBER : SHAPE_NULL);
 }
 
 void event_raw(struct event *e, const char *key, const char *json)
 {
 	event_key(e, key);
 	buf_puts(&e->body, json);
+	e->no_shape = true;      /* JSON text of its own: its readers parse it */
 }
 
 static void event_open(struct event *e, const char *key, char c)
 {
 	event_key(e, key);
 	buf_putc(&e->body, c);
+	tok_end(e, c == '{' ? SHAPE_OBJECT : SHAPE_ARRAY);
 	if (e->depth + 1 >= EVENT_MAX_DEPTH) {
 		e->bad = true;
 		return;
 	}
 	e->depth++;
+	e->open_tok[e->depth] = e->n_tok - 1;
 	e->need_comma[e->depth] = false;
 }
 
@@ -317,6 +377,9 @@ static void event_close(struct event *e, char c)
 		return;
 	}
 	buf_putc(&e->body, c);
+	if (!e->no_shape)
+		e->tok[e->open_tok[e->depth]].len =
+			(uint32_t)(e->body.len - e->tok[e->open_tok[e->depth]].at);
 	e->depth--;
 }
 

@@ -23,6 +23,8 @@
 
 #include "common/buf.h"
 
+struct shape_tok;
+
 enum event_source {
 	EVENT_SRC_KERNEL,
 	EVENT_SRC_GATEWAY,
@@ -40,6 +42,11 @@ struct event {
 	enum event_source source;
 	struct timespec ts;          /* wall time of the observation */
 	struct buf body;             /* the event's own fields: ,"k":v,"k":v (leading comma) */
+	/* The body's shape (journal/shape.h), offsets from the body's start, built with it. */
+	struct shape_tok *tok;
+	uint32_t n_tok, cap_tok;
+	uint32_t open_tok[EVENT_MAX_DEPTH];   /* the token of each open container */
+	bool no_shape;               /* too many tokens, or a value we cannot describe */
 	int depth;
 	bool need_comma[EVENT_MAX_DEPTH];
 	bool bad;                    /* a builder misuse (depth); emit refuses it */

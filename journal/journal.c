@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "journal/handoff.h"
 #include "journal/journal_impl.h"
 
 #define LINE_BODY_MAX (1024 * 1024 - 4096)
@@ -26,6 +27,7 @@ void journal_settings_default(struct journal_settings *s, const char *state_dir,
 	s->heartbeat_interval_ms = 10000;
 	s->queue_capacity = 65536;
 	s->stall_buffer_max = 64ull << 20;
+	s->handoff_bytes = 8u << 20;
 }
 
 /* The journal directory must be ours alone: root-owned (our euid) and 0700. */
@@ -113,6 +115,8 @@ static int journal_alloc(struct journal **out, const struct journal_settings *s)
 	if (lq_init(&j->queue, s->queue_capacity, queue_bytes(s->queue_capacity)) ||
 	    syncer_init(&j->sync))
 		return -ENOMEM;
+	if (s->handoff_bytes && !(j->handoff = handoff_new(s->handoff_bytes)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -121,6 +125,7 @@ static void journal_free(struct journal *j)
 	if (!j)
 		return;
 	lq_destroy(&j->queue);
+	handoff_free(j->handoff);
 	syncer_destroy(&j->sync);
 	free(j->host_json);
 	if (j->seg_fd >= 0)
@@ -268,6 +273,7 @@ int journal_submit(void *ctx, struct event *e)
 {
 	struct journal *j = ctx;
 	struct buf own, *b;
+	size_t shape_len;
 	int ret;
 
 	if (e->body.len > LINE_BODY_MAX) {
@@ -279,9 +285,9 @@ int journal_submit(void *ctx, struct event *e)
 		buf_init(&own);
 		b = &own;
 	}
-	line_frame(b, j, e);
+	shape_len = line_frame(b, j, e, j->handoff != NULL);
 	event_free(e);
-	ret = b->oom ? -ENOMEM : lq_push(&j->queue, b->data, b->len);
+	ret = b->oom ? -ENOMEM : lq_push(&j->queue, b->data, b->len, shape_len);
 	if (b == &own)
 		buf_free(&own);
 	else if (b->cap > FRAME_KEEP) {   /* one huge line does not pin its buffer */
@@ -289,6 +295,11 @@ int journal_submit(void *ctx, struct event *e)
 		buf_init(b);
 	}
 	return ret;
+}
+
+struct handoff *journal_handoff(struct journal *j)
+{
+	return j->handoff;
 }
 
 void journal_on_checkpoint(struct journal *j, journal_checkpoint_fn fn, void *ctx)

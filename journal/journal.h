@@ -37,6 +37,8 @@ struct journal_settings {
 	size_t queue_capacity;
 	size_t stall_buffer_max;          /* bytes held in memory while the disk is full */
 	const char *witness_dir;          /* NULL: none; else each checkpoint also goes there */
+	size_t handoff_bytes;             /* recent lines' shapes for the journal's own readers
+					     (journal/handoff.h); 0: none, they parse */
 };
 
 /* The defaults of docs/journal-format.md for the given state dir and host. */
@@ -61,6 +63,10 @@ struct journal_stats {
 };
 
 struct journal;
+struct handoff;
+
+/* The journal's recent lines and their shapes (journal/handoff.h), or NULL. */
+struct handoff *journal_handoff(struct journal *j);
 
 /*
  * Opens (or creates) the journal, recovering a torn tail left by a crash. Does not

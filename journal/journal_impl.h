@@ -39,7 +39,7 @@ struct pending_cp {
 
 /* Bounded FIFO of framed lines between producers and the writer (queue.c). */
 #define LQ_MIN_BYTES (4u << 20)   /* twice the largest line: one always fits when empty */
-#define LQ_BYTES_PER_LINE 256     /* ring bytes per line of queue_capacity */
+#define LQ_BYTES_PER_LINE 384     /* ring bytes per line of queue_capacity (with its shape) */
 struct line_queue {
 	pthread_mutex_t lock;
 	pthread_cond_t not_empty;
@@ -57,6 +57,8 @@ struct line_queue {
 struct lq_item {
 	const char *data;
 	size_t len;
+	const char *shape;            /* the line's shape tokens (unaligned), or NULL */
+	size_t shape_len;             /* bytes */
 };
 
 struct syncer {
@@ -77,6 +79,7 @@ struct journal {
 	struct note_signer *signer;
 
 	struct line_queue queue;
+	struct handoff *handoff;               /* NULL: lines go without their shapes */
 	char *host_json;                       /* ,"host":"..." as every line has it */
 	struct syncer sync;
 	pthread_t writer_thread, syncer_thread;
@@ -123,7 +126,8 @@ int lq_init(struct line_queue *q, size_t cap_lines, size_t cap_bytes);
 void lq_destroy(struct line_queue *q);
 /* Copies len bytes in as one entry; blocks while there is no room. -ESHUTDOWN after
  * close, -EMSGSIZE for an entry larger than the ring. */
-int lq_push(struct line_queue *q, const char *data, size_t len);
+/* data holds the frame and, in its last shape_len bytes, the line's shape. */
+int lq_push(struct line_queue *q, const char *data, size_t len, size_t shape_len);
 /* Up to max entries, oldest first, pointing into the ring (waits until deadline_ms,
  * CLOCK_MONOTONIC, when empty). They stay valid and queued until lq_release. */
 size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t deadline_ms);
@@ -134,8 +138,9 @@ size_t lq_depth(struct line_queue *q, size_t *high_water);
 /* line.c: encoding one event as a journal line and chaining it. */
 void line_encode(struct buf *b, const struct journal *j, const struct event *e, uint64_t seq,
 		 const uint8_t prev[MERKLE_HASH_LEN]);
-/* The end of e's line, as queued (struct lq_item), into b. */
-void line_frame(struct buf *b, const struct journal *j, const struct event *e);
+/* The end of e's line, as queued (struct lq_item), into b; with shape, the line's shape
+ * after it (journal/shape.h), whose bytes it returns (0: none). */
+size_t line_frame(struct buf *b, const struct journal *j, const struct event *e, bool shape);
 /* The line of a queued frame: its start (ts, seq, prev), then the frame's end. */
 void line_encode_framed(struct buf *b, const char *frame, size_t len, uint64_t seq,
 			const uint8_t prev[MERKLE_HASH_LEN]);

@@ -6,6 +6,7 @@
 #include "common/timeutil.h"
 #include "journal/envelope.h"
 #include "journal/journal_impl.h"
+#include "journal/shape.h"
 
 /* {"ts":"TS","seq":SEQ,"prev":"HEX  (the prev's closing quote begins the end) */
 static void put_start(struct buf *b, const char *ts, uint64_t seq,
@@ -19,26 +20,40 @@ static void put_start(struct buf *b, const char *ts, uint64_t seq,
 	buf_put_hex(b, prev, MERKLE_HASH_LEN);
 }
 
+/* Where put_end wrote the envelope's values and the body, in b. */
+struct end_at {
+	size_t event, host, sid, source, body, end;
+};
+
 /* ","event":TYPE,"host":HOST,"session_id":SID,"source":"SRC"BODY}\n */
-static void put_end(struct buf *b, const struct journal *j, const struct event *e)
+static void put_end(struct buf *b, const struct journal *j, const struct event *e,
+		    struct end_at *at)
 {
 	buf_put(b, "\",\"event\":", 10);
+	at->event = b->len;
 	buf_put_json_str(b, e->type, strlen(e->type));
 	if (j->host_json) {
+		at->host = b->len + 8;    /* ,"host": */
 		buf_puts(b, j->host_json);
 	} else {                          /* a journal not opened (tests, bench_journal plain) */
 		buf_put(b, ",\"host\":", 8);
+		at->host = b->len;
 		buf_put_json_str(b, j->host, strlen(j->host));
 	}
 	buf_put(b, ",\"session_id\":", 14);
+	at->sid = b->len;
 	if (e->session_id)
 		buf_put_json_str(b, e->session_id, strlen(e->session_id));
 	else
 		buf_put(b, "null", 4);
-	buf_put(b, ",\"source\":\"", 11);
+	buf_put(b, ",\"source\":", 10);
+	at->source = b->len;
+	buf_putc(b, '"');
 	buf_puts(b, event_source_str(e->source));
 	buf_putc(b, '"');
+	at->body = b->len;
 	buf_put(b, e->body.data, e->body.len);
+	at->end = b->len;
 	buf_put(b, "}\n", 2);
 }
 
@@ -47,18 +62,61 @@ void line_encode(struct buf *b, const struct journal *j, const struct event *e, 
 {
 	char ts[RFC3339_LEN + 1];
 
+	struct end_at at;
+
 	time_format_rfc3339(&e->ts, ts);
 	put_start(b, ts, seq, prev);
-	put_end(b, j, e);
+	put_end(b, j, e, &at);
 }
 
-void line_frame(struct buf *b, const struct journal *j, const struct event *e)
+static void put_tok(struct buf *b, size_t tail, size_t at, size_t end, uint16_t key_len,
+		    enum shape_kind kind)
+{
+	struct shape_tok t = { .at = (uint32_t)(at - tail), .len = (uint32_t)(end - at),
+			       .key_len = key_len, .kind = (uint8_t)kind };
+
+	if (kind == SHAPE_STRING && memchr(b->data + at, '\\', end - at))
+		t.kind |= SHAPE_ESC;
+	buf_put(b, &t, sizeof(t));
+}
+
+/*
+ * The line's shape after the frame: the envelope's four values, then the body's tokens
+ * moved from the body's start to the tail's (journal/shape.h). Returns its bytes; 0
+ * when the event has none (its readers parse the line).
+ */
+static size_t put_shape(struct buf *b, size_t frame, const struct event *e,
+			const struct end_at *at)
+{
+	size_t tail = frame + RFC3339_LEN, start = b->len;
+	uint32_t shift = (uint32_t)(at->body - tail);
+
+	if (e->no_shape || e->depth != 0)
+		return 0;
+	put_tok(b, tail, at->event, at->host - 8, 5, SHAPE_STRING);
+	put_tok(b, tail, at->host, at->sid - 14, 4, SHAPE_STRING);
+	put_tok(b, tail, at->sid, at->source - 10, 10,
+		e->session_id ? SHAPE_STRING : SHAPE_NULL);
+	put_tok(b, tail, at->source, at->body, 6, SHAPE_STRING);
+	for (uint32_t i = 0; i < e->n_tok; i++) {
+		struct shape_tok t = e->tok[i];
+
+		t.at += shift;
+		buf_put(b, &t, sizeof(t));
+	}
+	return b->len - start;
+}
+
+size_t line_frame(struct buf *b, const struct journal *j, const struct event *e, bool shape)
 {
 	char ts[RFC3339_LEN + 1];
+	size_t frame = b->len;
+	struct end_at at;
 
 	time_format_rfc3339(&e->ts, ts);
 	buf_put(b, ts, RFC3339_LEN);
-	put_end(b, j, e);
+	put_end(b, j, e, &at);
+	return shape ? put_shape(b, frame, e, &at) : 0;
 }
 
 void line_encode_framed(struct buf *b, const char *frame, size_t len, uint64_t seq,

@@ -11,7 +11,8 @@
  * front to back where the one before it ended (the prefetcher's case), and the event
  * goes back to its producer's own cache at once. docs/bench-journal.md has the figures.
  *
- * An entry is a header (content length, 4 bytes, and 4 spare) and the content, padded
+ * An entry is a header (content length, 4 bytes, and of that the length of the line's
+ * shape at its end, journal/shape.h, 4 bytes) and the content, padded
  * to 8 bytes, never split at the end of the ring: an entry that does not fit before the
  * end goes to the start, and the bytes skipped are marked (LQ_WRAP, or fewer than a
  * header's 8 left) and counted as used until the writer passes them.
@@ -100,12 +101,12 @@ static size_t lq_place(struct line_queue *q, size_t need)
 	return 0;
 }
 
-int lq_push(struct line_queue *q, const char *data, size_t len)
+int lq_push(struct line_queue *q, const char *data, size_t len, size_t shape_len)
 {
 	size_t need = entry_size(len), at = 0;
-	uint32_t l32 = (uint32_t)len;
+	uint32_t l32 = (uint32_t)len, s32 = (uint32_t)shape_len;
 
-	if (len >= LQ_WRAP || need > q->size)
+	if (len >= LQ_WRAP || need > q->size || shape_len > len)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&q->lock);
 	while (!q->closing && (at = lq_place(q, need)) == SIZE_MAX)
@@ -115,6 +116,7 @@ int lq_push(struct line_queue *q, const char *data, size_t len)
 		return -ESHUTDOWN;
 	}
 	memcpy(q->ring + at, &l32, sizeof(l32));
+	memcpy(q->ring + at + sizeof(l32), &s32, sizeof(s32));
 	memcpy(q->ring + at + LQ_HDR, data, len);
 	q->wr = at + need;
 	q->used += need;
@@ -137,7 +139,7 @@ size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t d
 {
 	struct timespec ts;
 	size_t n = 0, pos, used = 0;
-	uint32_t len;
+	uint32_t len, shape_len;
 
 	deadline_ts(deadline_ms, &ts);
 	pthread_mutex_lock(&q->lock);
@@ -154,8 +156,11 @@ size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t d
 			pos = 0;
 			memcpy(&len, q->ring, sizeof(len));
 		}
+		memcpy(&shape_len, q->ring + pos + sizeof(len), sizeof(shape_len));
 		out[n].data = q->ring + pos + LQ_HDR;
-		out[n].len = len;
+		out[n].len = len - shape_len;
+		out[n].shape = shape_len ? out[n].data + out[n].len : NULL;
+		out[n].shape_len = shape_len;
 		n++;
 		pos += entry_size(len);
 		used += entry_size(len);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "journal/handoff.h"
 #include "journal/journal_impl.h"
 
 #define FLUSH_AT (256 * 1024)
@@ -53,6 +54,10 @@ static int write_line(struct journal *j, const struct event *e, const struct lq_
 		return -ENOMEM;
 	}
 	ret = chain_append(&j->pos, j->out.data + start, j->out.len - start - 1);
+	if (ret == 0 && frame && frame->shape && j->handoff)
+		handoff_put(j->handoff, j->pos.size - 1, j->out.data + start,
+			    j->out.len - start - 1, frame->shape,
+			    frame->shape_len / sizeof(struct shape_tok));
 	j->lines_unpublished++;       /* published per batch: no lock per line */
 	return ret;
 }

@@ -75,6 +75,12 @@ check "exfiltration-shape: near miss (read and connect in unrelated processes)" 
 m=$(curl -s --max-time 5 "http://127.0.0.1:$METRICS_PORT/metrics")
 check "/metrics counts alerts per rule" grep -q 'sandgate_detect_alerts_total{rule="first-seen-domain",severity="low"} [1-9]' <<<"$m"
 check "/metrics counts lines evaluated" grep -q '^sandgate_detect_lines_total [1-9]' <<<"$m"
+# Parse once: the live lines reach detection and the index with the writer's shape of
+# them (journal/handoff.h), none refused; their JSON is not parsed again.
+check "detection took live lines from their shapes" grep -q '^sandgate_detect_lines_shaped_total [1-9]' <<<"$m"
+check "no shape refused by detection" grep -q '^sandgate_detect_shapes_refused_total 0$' <<<"$m"
+check "the index took live lines from their shapes" grep -q '^sandgate_index_lines_shaped_total [1-9]' <<<"$m"
+echo "# $(grep -E '^sandgate_(detect_lines|detect_shapes|index_lines)' <<<"$m" | tr '\n' ' ')"
 
 stop_daemon
 check "daemon exits 0 at SIGTERM" test $? -eq 0

@@ -51,7 +51,7 @@ static void test_order_and_wrap(void **state)
 		while (next < want + 50) {
 			size_t len = make_entry(next, e);
 
-			assert_int_equal(lq_push(&q, e, len), 0);
+			assert_int_equal(lq_push(&q, e, len, 0), 0);
 			next++;
 		}
 		n = lq_peek(&q, items, 7, 0);
@@ -75,15 +75,15 @@ static void test_bounds(void **state)
 	assert_non_null(big);
 	assert_int_equal(lq_init(&q, 3, LQ_MIN_BYTES), 0);
 	/* Larger than the ring: refused, not waited for. */
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES), -EMSGSIZE);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES, 0), -EMSGSIZE);
 	/* Almost half the ring: taken and released, then two of them fit together (the
 	 * second right after the first, the ring's end reached exactly). */
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64), 0);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, 0), 0);
 	assert_int_equal(lq_peek(&q, &it, 1, 0), 1);
 	assert_int_equal(it.len, LQ_MIN_BYTES / 2 - 64);
 	lq_release(&q);
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64), 0);
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64), 0);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, 0), 0);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, 0), 0);
 	assert_int_equal(lq_depth(&q, &hw), 2);
 	assert_int_equal(hw, 2);
 	/* Empty after the peek and release: nothing left behind, even the wrap's bytes. */
@@ -95,9 +95,9 @@ static void test_bounds(void **state)
 	assert_int_equal(q.used, 0);
 	/* The line limit: 3 small ones, then closing frees a waiting producer. */
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(lq_push(&q, "x", 1), 0);
+		assert_int_equal(lq_push(&q, "x", 1, 0), 0);
 	lq_close(&q);
-	assert_int_equal(lq_push(&q, "x", 1), -ESHUTDOWN);
+	assert_int_equal(lq_push(&q, "x", 1, 0), -ESHUTDOWN);
 	/* What was queued before the close is still handed out. */
 	assert_int_equal(lq_peek(&q, &it, 1, 0), 1);
 	lq_release(&q);
@@ -123,7 +123,7 @@ static void *produce(void *arg)
 		uint32_t n = i * PRODUCERS + p->id;
 		size_t len = make_entry(n, e);
 
-		if (lq_push(p->q, e, len) != 0)
+		if (lq_push(p->q, e, len, 0) != 0)
 			return (void *)1;
 	}
 	return NULL;

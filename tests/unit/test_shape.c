@@ -1,0 +1,210 @@
+/*
+ * Lines' shapes (journal/shape.h) and the handoff (journal/handoff.h): what a reader
+ * takes from a shape is what it would take by parsing the line (the fuzz target's body,
+ * over seeded random events), a shape that does not fit its line is refused, and the
+ * handoff gives a shape only for the bytes it was put with, while it still holds them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/fuzz/fuzz_shape.c"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* 20,000 random events, each compared both ways (the fuzz body aborts on a difference). */
+static void test_random_events_agree(void **state)
+{
+	uint8_t in[700];
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		size_t n = next_rand() % sizeof(in);
+
+		for (size_t k = 0; k < n; k++)
+			in[k] = (uint8_t)next_rand();
+		assert_int_equal(LLVMFuzzerTestOneInput(in, n), 0);
+	}
+}
+
+/* One line by hand: hostile bytes, the envelope's keys again in the body, nesting. */
+static struct event *hostile_event(void)
+{
+	struct event *e = event_new("file.write", "s-1", EVENT_SRC_KERNEL);
+
+	assert_non_null(e);
+	event_strn(e, "path", "/tmp/a\0b\"c\\d\n\x7f\xff\xfe\xe2\x82", 17);
+	event_str(e, "event", "not.the.type");
+	event_str(e, "source", NULL);
+	event_int(e, "pid", INT64_MIN);
+	event_uint(e, "uid", INT64_MAX);
+	event_double(e, "ratio", 5.0);
+	event_double(e, "share", 0.1);
+	event_array_begin(e, "argv");
+	event_str(e, NULL, "sh");
+	event_object_begin(e, NULL);
+	event_bool(e, "k", true);
+	event_array_begin(e, "empty");
+	event_array_end(e);
+	event_object_end(e);
+	event_array_end(e);
+	event_str(e, "path", "last wins");
+	return e;
+}
+
+struct framed {
+	struct buf line;
+	struct shape s;
+};
+
+static void frame_event(struct event *e, struct framed *f)
+{
+	struct journal j = { .host = "host" };
+	struct buf b;
+	uint8_t prev[MERKLE_HASH_LEN] = { 0 };
+	size_t shape_len, frame_len;
+
+	buf_init(&b);
+	buf_init(&f->line);
+	shape_len = line_frame(&b, &j, e, true);
+	event_free(e);
+	assert_true(shape_len > 0);
+	frame_len = b.len - shape_len;
+	line_encode_framed(&f->line, b.data, frame_len, 42, prev);
+	f->line.len--;
+	f->s.n = f->s.cap = shape_len / sizeof(struct shape_tok);
+	f->s.tok = malloc(shape_len);
+	assert_non_null(f->s.tok);
+	memcpy(f->s.tok, b.data + frame_len, shape_len);
+	buf_free(&b);
+}
+
+static void test_hostile_line(void **state)
+{
+	struct framed f;
+	json_t *parsed, *built;
+
+	(void)state;
+	frame_event(hostile_event(), &f);
+	assert_int_equal(line_json_load(f.line.data, f.line.len, &parsed), 0);
+	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), 0);
+	assert_true(json_equal(parsed, built));
+	assert_string_equal(json_string_value(json_object_get(built, "path")), "last wins");
+	assert_string_equal(json_string_value(json_object_get(built, "event")), "not.the.type");
+	assert_true(json_is_integer(json_object_get(built, "ratio")));   /* "5", as jansson */
+	assert_true(json_is_real(json_object_get(built, "share")));
+	assert_int_equal(json_array_size(json_object_get(built, "argv")), 2);
+	json_decref(parsed);
+	json_decref(built);
+	free(f.s.tok);
+	buf_free(&f.line);
+}
+
+/* A shape that does not describe its line is refused, never read past the line. */
+static void test_shape_that_does_not_fit(void **state)
+{
+	struct framed f;
+	struct scan_val vals[N_SHAPE_KEYS];
+	json_t *built;
+
+	(void)state;
+	frame_event(hostile_event(), &f);
+	f.s.tok[f.s.n - 1].len += 1000;         /* past the line's end */
+	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), -EINVAL);
+	assert_int_equal(index_scan_shaped(f.line.data, f.line.len, &f.s, shape_keys,
+					   N_SHAPE_KEYS, vals), -EINVAL);
+	f.s.tok[f.s.n - 1].len -= 1000;
+	f.s.tok[4].at += 1;                     /* off by one: no longer on its value */
+	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), -EINVAL);
+	f.s.tok[4].at -= 1;
+	f.s.n--;                                /* a token missing: argv's last element */
+	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), -EINVAL);
+	assert_int_equal(shape_to_json("{\"ts\":1}", 8, &f.s, &built), -EINVAL);
+	free(f.s.tok);
+	buf_free(&f.line);
+}
+
+/* Events no shape can describe go without one (their readers parse, as before). */
+static void test_no_shape(void **state)
+{
+	struct journal j = { .host = "host" };
+	struct event *raw = event_new("session.create", NULL, EVENT_SRC_SANDGATE);
+	struct event *big = event_new("x", NULL, EVENT_SRC_SANDGATE);
+	struct buf b;
+
+	(void)state;
+	assert_non_null(raw);
+	assert_non_null(big);
+	event_raw(raw, "resources", "{\"cpu\":1}");
+	event_uint(big, "n", UINT64_MAX);
+	buf_init(&b);
+	assert_int_equal(line_frame(&b, &j, raw, true), 0);
+	buf_reset(&b);
+	assert_int_equal(line_frame(&b, &j, big, true), 0);
+	buf_reset(&b);
+	assert_int_equal(line_frame(&b, &j, big, false), 0);
+	event_free(raw);
+	event_free(big);
+	buf_free(&b);
+}
+
+/* Held while the arena has not been written over; other bytes or seqs get nothing. */
+static void test_handoff_holds_recent_lines(void **state)
+{
+	struct handoff *h = handoff_new(1 << 16);
+	struct shape got = { 0 };
+	struct shape_tok t[3] = { { .at = 1, .len = 2, .kind = SHAPE_STRING } };
+	char line[200];
+	struct handoff_stats st;
+
+	(void)state;
+	assert_non_null(h);
+	assert_null(handoff_new(1000));
+	memset(line, 'a', sizeof(line));
+	for (uint64_t seq = 0; seq < 1000; seq++) {
+		memcpy(line, &seq, sizeof(seq));
+		handoff_put(h, seq, line, sizeof(line), t, 3);
+	}
+	memcpy(line, &(uint64_t){ 999 }, sizeof(uint64_t));
+	assert_true(handoff_get(h, 999, line, sizeof(line), &got));
+	assert_int_equal(got.n, 3);
+	assert_int_equal(got.tok[0].len, 2);
+	assert_false(handoff_get(h, 999, line, sizeof(line) - 1, &got));
+	memcpy(line, &(uint64_t){ 10 }, sizeof(uint64_t));
+	assert_false(handoff_get(h, 10, line, sizeof(line), &got));    /* written over */
+	assert_false(handoff_get(h, 5000, line, sizeof(line), &got));  /* never put */
+	handoff_put(h, 1000, line, 20000, t, 0);                       /* > 1/8 of the arena */
+	assert_false(handoff_get(h, 1000, line, 20000, &got));
+	handoff_get_stats(h, &st);
+	assert_int_equal(st.put, 1000);
+	assert_int_equal(st.skipped, 1);
+	shape_free(&got);
+	handoff_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_events_agree),
+		cmocka_unit_test(test_hostile_line),
+		cmocka_unit_test(test_shape_that_does_not_fit),
+		cmocka_unit_test(test_no_shape),
+		cmocka_unit_test(test_handoff_holds_recent_lines),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
