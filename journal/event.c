@@ -237,8 +237,12 @@ void event_set_time(struct event *e, const struct timespec *wall)
 	e->ts = *wall;
 }
 
-/* The value just written (the last token) is of kind k. */
-static void tok_end(struct event *e, enum shape_kind k)
+/*
+ * The value just written (the last token) is of kind k. A string's raw_len is its bytes
+ * before encoding: the encoded text longer than those and its quotes holds an escape
+ * (or a replaced invalid byte: flagged too, and decoded as having none).
+ */
+static void tok_end(struct event *e, enum shape_kind k, size_t raw_len)
 {
 	struct shape_tok *t;
 
@@ -247,7 +251,7 @@ static void tok_end(struct event *e, enum shape_kind k)
 	t = &e->tok[e->n_tok - 1];
 	t->len = (uint32_t)(e->body.len - t->at);
 	t->kind = (uint8_t)k;
-	if (k == SHAPE_STRING && memchr(e->body.data + t->at, 0x5c, t->len))   /* 0x5c: a backslash */
+	if (k == SHAPE_STRING && t->len != raw_len + 2)
 		t->kind |= SHAPE_ESC;
 }
 
@@ -300,7 +304,7 @@ void event_strn(struct event *e, const char *key, const char *val, size_t len)
 		buf_put_json_str(&e->body, val, len);
 	else
 		buf_puts(&e->body, "null");
-	tok_end(e, val ? SHAPE_STRING : SHAPE_NULL);
+	tok_end(e, val ? SHAPE_STRING : SHAPE_NULL, len);
 }
 
 void event_str(struct event *e, const char *key, const char *val)
@@ -312,14 +316,14 @@ void event_int(struct event *e, const char *key, int64_t v)
 {
 	event_key(e, key);
 	buf_put_i64(&e->body, v);
-	tok_end(e, SHAPE_NUMBER);
+	tok_end(e, SHAPE_NUMBER, 0);
 }
 
 void event_uint(struct event *e, const char *key, uint64_t v)
 {
 	event_key(e, key);
 	buf_put_u64(&e->body, v);
-	tok_end(e, SHAPE_NUMBER);
+	tok_end(e, SHAPE_NUMBER, 0);
 	/* Above int64, jansson refuses the whole line: let its readers say so, as before. */
 	if (v > INT64_MAX)
 		e->no_shape = true;
@@ -329,14 +333,14 @@ void event_bool(struct event *e, const char *key, bool v)
 {
 	event_key(e, key);
 	buf_puts(&e->body, v ? "true" : "false");
-	tok_end(e, v ? SHAPE_TRUE : SHAPE_FALSE);
+	tok_end(e, v ? SHAPE_TRUE : SHAPE_FALSE, 0);
 }
 
 void event_null(struct event *e, const char *key)
 {
 	event_key(e, key);
 	buf_puts(&e->body, "null");
-	tok_end(e, SHAPE_NULL);
+	tok_end(e, SHAPE_NULL, 0);
 }
 
 void event_double(struct event *e, const char *key, double v)
@@ -346,7 +350,7 @@ void event_double(struct event *e, const char *key, double v)
 		buf_printf(&e->body, "%.17g", v);
 	else
 		buf_puts(&e->body, "null");
-	tok_end(e, isfinite(v) ? SHAPE_NUMBER : SHAPE_NULL);
+	tok_end(e, isfinite(v) ? SHAPE_NUMBER : SHAPE_NULL, 0);
 }
 
 void event_raw(struct event *e, const char *key, const char *json)
@@ -360,7 +364,7 @@ static void event_open(struct event *e, const char *key, char c)
 {
 	event_key(e, key);
 	buf_putc(&e->body, c);
-	tok_end(e, c == '{' ? SHAPE_OBJECT : SHAPE_ARRAY);
+	tok_end(e, c == '{' ? SHAPE_OBJECT : SHAPE_ARRAY, 0);
 	if (e->depth + 1 >= EVENT_MAX_DEPTH) {
 		e->bad = true;
 		return;

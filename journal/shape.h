@@ -31,7 +31,8 @@ enum shape_kind {
 	SHAPE_ARRAY,
 };
 
-#define SHAPE_ESC 0x80      /* kind flag: the string holds a '\\' escape */
+#define SHAPE_ESC 0x80      /* kind flag: the string's text is longer than its bytes
+			       and quotes: it may hold a '\\' escape (none: copied as is) */
 #define SHAPE_KIND(t) ((enum shape_kind)((t)->kind & 0x7f))
 #define SHAPE_MAX_TOKENS 4096   /* a larger event goes without a shape (readers parse) */
 
