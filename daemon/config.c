@@ -152,6 +152,7 @@ static const struct cfg_key journal_keys[] = {
 	{ "heartbeat_interval", CK_DURATION, F(JC, heartbeat_interval_ms), 0, 100, MS_DAY, NULL,
 	  NULL },
 	UINT_KEY(JC, queue_capacity, 16, 1u << 24),
+	{ "shape_memory", CK_SIZE, F(JC, shape_memory), 0, 1u << 20, 1ull << 30, NULL, NULL },
 	{ "origin", CK_STR_NULL, F(JC, origin), 0, 0, 0, NULL, check_origin },
 	{ "witness_dir", CK_STR_NULL, F(JC, witness_dir), 0, 0, 0, NULL, cfg_check_path },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
@@ -254,7 +255,7 @@ struct sg_config *config_default(void)
 		.segment_max_bytes = 64ull << 20, .segment_max_age_ms = 3600 * MS_S,
 		.fsync = SG_FSYNC_CHECKPOINT, .checkpoint_interval_ms = MS_S,
 		.checkpoint_events = 1000, .heartbeat_interval_ms = 10 * MS_S,
-		.queue_capacity = 65536, .origin = NULL,
+		.queue_capacity = 65536, .shape_memory = 32u << 20, .origin = NULL,
 	};
 	cfg_gateway_default(&c->gateway);
 	cfg_invest_default(&c->invest);

@@ -44,6 +44,7 @@ struct sg_journal_config {
 	uint64_t checkpoint_events;
 	uint64_t heartbeat_interval_ms;
 	uint64_t queue_capacity;      /* events */
+	uint64_t shape_memory;        /* bytes: recent lines' shapes (journal/handoff.h) */
 	char *origin;                 /* NULL: "sandgate/<host>" (journal_settings.origin) */
 	char *witness_dir;            /* NULL: none; every checkpoint also appended there */
 };

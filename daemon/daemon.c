@@ -159,6 +159,7 @@ static int daemon_open_journal(struct daemon *d)
 	js.checkpoint_events = d->cfg->journal.checkpoint_events;
 	js.heartbeat_interval_ms = d->cfg->journal.heartbeat_interval_ms;
 	js.queue_capacity = d->cfg->journal.queue_capacity;
+	js.handoff_bytes = d->cfg->journal.shape_memory;
 	js.witness_dir = d->cfg->journal.witness_dir;
 	snprintf(origin, sizeof(origin), "sandgate/%s", d->cfg->host);
 	js.origin = d->cfg->journal.origin ? d->cfg->journal.origin : origin;

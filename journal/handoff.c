@@ -1,5 +1,5 @@
 /*
- * The handoff (journal/handoff.h): an arena of entries [line][tokens], each written
+ * The handoff (journal/handoff.h): an arena of entries (the tokens), each written
  * whole where the last one ended (or at the start, when it does not fit before the
  * end), and a table of slots by seq, the slot saying where in the arena's history
  * (a byte count that only grows) its entry starts. An entry is still held while the
@@ -18,6 +18,7 @@ struct slot {
 	uint64_t from;         /* the entry's first byte, in the arena's history */
 	uint32_t len;          /* the line's bytes */
 	uint32_t n_tok;
+	uint8_t leaf[MERKLE_HASH_LEN];   /* the line's leaf hash, as the writer chained it */
 };
 
 struct handoff {
@@ -30,7 +31,7 @@ struct handoff {
 	struct handoff_stats st;
 };
 
-#define AVG_ENTRY 256      /* arena bytes per slot of the table */
+#define AVG_ENTRY 192      /* arena bytes per slot of the table (16 tokens a line) */
 
 struct handoff *handoff_new(size_t arena_bytes)
 {
@@ -70,15 +71,15 @@ void handoff_free(struct handoff *h)
 	free(h);
 }
 
-void handoff_put(struct handoff *h, uint64_t seq, const char *line, size_t len,
-		 const void *tokens, size_t n_tok)
+void handoff_put(struct handoff *h, uint64_t seq, const uint8_t leaf[MERKLE_HASH_LEN],
+		 size_t len, const void *tokens, size_t n_tok)
 {
-	size_t tok_bytes = n_tok * sizeof(struct shape_tok), need = len + tok_bytes;
+	size_t need = n_tok * sizeof(struct shape_tok);
 	struct slot *s = &h->slots[seq & h->mask];
 	size_t at;
 
 	pthread_mutex_lock(&h->lock);
-	/* A line larger than an eighth of the arena would push out too many others. */
+	/* A shape larger than an eighth of the arena would push out too many others. */
 	if (need > h->size / 8 || len > UINT32_MAX) {
 		h->st.skipped++;
 		s->seq = UINT64_MAX;
@@ -90,46 +91,62 @@ void handoff_put(struct handoff *h, uint64_t seq, const char *line, size_t len,
 		h->written += h->size - at;
 		at = 0;
 	}
-	memcpy(h->arena + at, line, len);
-	memcpy(h->arena + at + len, tokens, tok_bytes);
+	memcpy(h->arena + at, tokens, need);
 	*s = (struct slot){ .seq = seq, .from = h->written, .len = (uint32_t)len,
 			    .n_tok = (uint32_t)n_tok };
+	memcpy(s->leaf, leaf, MERKLE_HASH_LEN);
 	h->written += need;
 	h->st.put++;
 	pthread_mutex_unlock(&h->lock);
+}
+
+static bool grow(struct shape *out, size_t n)
+{
+	size_t cap = out->cap ? out->cap : 64;
+	struct shape_tok *t;
+
+	if (out->cap >= n)
+		return true;
+	while (cap < n)
+		cap *= 2;
+	t = realloc(out->tok, cap * sizeof(*t));
+	if (!t)
+		return false;
+	out->tok = t;
+	out->cap = cap;
+	return true;
 }
 
 bool handoff_get(struct handoff *h, uint64_t seq, const char *line, size_t len,
 		 struct shape *out)
 {
 	const struct slot *s = &h->slots[seq & h->mask];
+	uint8_t want[MERKLE_HASH_LEN], got[MERKLE_HASH_LEN];
 	bool ok = false;
-	size_t at;
 
 	pthread_mutex_lock(&h->lock);
-	if (s->seq != seq || s->len != len || h->written - s->from > h->size)
-		goto out;
-	at = (size_t)(s->from % h->size);
-	if (memcmp(h->arena + at, line, len) != 0)
-		goto out;
-	if (out->cap < s->n_tok) {
-		size_t cap = out->cap ? out->cap : 64;
-		struct shape_tok *t;
-
-		while (cap < s->n_tok)
-			cap *= 2;
-		t = realloc(out->tok, cap * sizeof(*t));
-		if (!t)
-			goto out;
-		out->tok = t;
-		out->cap = cap;
+	if (s->seq == seq && s->len == len && h->written - s->from <= h->size &&
+	    grow(out, s->n_tok)) {
+		memcpy(out->tok, h->arena + (size_t)(s->from % h->size),
+		       s->n_tok * sizeof(*out->tok));
+		out->n = s->n_tok;
+		memcpy(want, s->leaf, sizeof(want));
+		ok = true;
 	}
-	memcpy(out->tok, h->arena + at + len, s->n_tok * sizeof(*out->tok));
-	out->n = s->n_tok;
-	ok = true;
-out:
 	pthread_mutex_unlock(&h->lock);
-	return ok;
+	if (!ok)
+		return false;
+	/*
+	 * The line read is the one the writer chained under this seq: its leaf hash (what
+	 * the next line's prev and the Merkle tree hold) is the one the writer computed.
+	 * Outside the lock: the writer never waits for a reader's hashing.
+	 */
+	merkle_leaf_hash(line, len, got);
+	if (memcmp(want, got, sizeof(got)) != 0) {
+		__atomic_add_fetch(&h->st.mismatched, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
 }
 
 void handoff_get_stats(struct handoff *h, struct handoff_stats *st)
@@ -137,4 +154,5 @@ void handoff_get_stats(struct handoff *h, struct handoff_stats *st)
 	pthread_mutex_lock(&h->lock);
 	*st = h->st;
 	pthread_mutex_unlock(&h->lock);
+	st->mismatched = __atomic_load_n(&h->st.mismatched, __ATOMIC_RELAXED);
 }

@@ -19,6 +19,7 @@
 #include "journal/event.h"
 #include "journal/handoff.h"
 #include "journal/journal_impl.h"
+#include "journal/merkle.h"
 #include "journal/shape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -179,7 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct event *e;
 	struct shape s = { 0 };
 	struct scan_val scanned[N_SHAPE_KEYS], shaped[N_SHAPE_KEYS];
-	uint8_t prev[MERKLE_HASH_LEN];
+	uint8_t prev[MERKLE_HASH_LEN], leaf[MERKLE_HASH_LEN];
 	size_t shape_len, frame_len;
 	json_t *parsed = NULL, *built = NULL;
 	char *d1, *d2;
@@ -239,7 +240,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		same_vals(line.data, scanned, shaped);
 		/* The handoff: the shape for these bytes, none for others. */
-		handoff_put(h, seq, line.data, line.len, frame.data + frame_len, s.n);
+		merkle_leaf_hash(line.data, line.len, leaf);
+		handoff_put(h, seq, leaf, line.len, frame.data + frame_len, s.n);
 		{
 			struct shape got = { 0 };
 

@@ -168,31 +168,41 @@ static void test_handoff_holds_recent_lines(void **state)
 	struct handoff *h = handoff_new(1 << 16);
 	struct shape got = { 0 };
 	struct shape_tok t[3] = { { .at = 1, .len = 2, .kind = SHAPE_STRING } };
+	struct shape_tok *big = calloc(1000, sizeof(*big));
+	uint8_t leaf[MERKLE_HASH_LEN];
 	char line[200];
 	struct handoff_stats st;
 
 	(void)state;
 	assert_non_null(h);
+	assert_non_null(big);
 	assert_null(handoff_new(1000));
 	memset(line, 'a', sizeof(line));
-	for (uint64_t seq = 0; seq < 1000; seq++) {
+	for (uint64_t seq = 0; seq < 2000; seq++) {
 		memcpy(line, &seq, sizeof(seq));
-		handoff_put(h, seq, line, sizeof(line), t, 3);
+		merkle_leaf_hash(line, sizeof(line), leaf);
+		handoff_put(h, seq, leaf, sizeof(line), t, 3);
 	}
-	memcpy(line, &(uint64_t){ 999 }, sizeof(uint64_t));
-	assert_true(handoff_get(h, 999, line, sizeof(line), &got));
+	memcpy(line, &(uint64_t){ 1999 }, sizeof(uint64_t));
+	assert_true(handoff_get(h, 1999, line, sizeof(line), &got));
 	assert_int_equal(got.n, 3);
 	assert_int_equal(got.tok[0].len, 2);
-	assert_false(handoff_get(h, 999, line, sizeof(line) - 1, &got));
+	assert_false(handoff_get(h, 1999, line, sizeof(line) - 1, &got));   /* other length */
+	line[100] ^= 1;                                                    /* other bytes */
+	assert_false(handoff_get(h, 1999, line, sizeof(line), &got));
+	line[100] ^= 1;
+	assert_false(handoff_get(h, 1998, line, sizeof(line), &got));      /* other seq's */
 	memcpy(line, &(uint64_t){ 10 }, sizeof(uint64_t));
-	assert_false(handoff_get(h, 10, line, sizeof(line), &got));    /* written over */
-	assert_false(handoff_get(h, 5000, line, sizeof(line), &got));  /* never put */
-	handoff_put(h, 1000, line, 20000, t, 0);                       /* > 1/8 of the arena */
-	assert_false(handoff_get(h, 1000, line, 20000, &got));
+	assert_false(handoff_get(h, 10, line, sizeof(line), &got));        /* written over */
+	assert_false(handoff_get(h, 5000, line, sizeof(line), &got));      /* never put */
+	handoff_put(h, 2000, leaf, sizeof(line), big, 1000);               /* > 1/8 of the arena */
+	assert_false(handoff_get(h, 2000, line, sizeof(line), &got));
 	handoff_get_stats(h, &st);
-	assert_int_equal(st.put, 1000);
+	assert_int_equal(st.put, 2000);
 	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.mismatched, 2);
 	shape_free(&got);
+	free(big);
 	handoff_free(h);
 }
 
