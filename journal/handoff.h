@@ -14,7 +14,8 @@
  * not the line, so a burst a reader falls behind on is still held when it catches up.
  *
  * A fixed arena of bytes, overwritten oldest first, and a table by seq: memory is
- * bounded whatever the burst. Thread-safe: the writer puts, any thread gets.
+ * bounded whatever the burst. One thread puts (the journal's writer); any threads get,
+ * without a lock: the writer never waits for a reader.
  */
 #ifndef SANDGATE_JOURNAL_HANDOFF_H
 #define SANDGATE_JOURNAL_HANDOFF_H

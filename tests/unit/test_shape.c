@@ -5,6 +5,7 @@
  * handoff gives a shape only for the bytes it was put with, while it still holds them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,6 +207,75 @@ static void test_handoff_holds_recent_lines(void **state)
 	handoff_free(h);
 }
 
+/* Readers racing the writer get a line's own tokens or nothing, never another's. */
+#define RACE_PUTS 300000
+
+struct race {
+	struct handoff *h;
+	uint64_t next;          /* the writer's next seq */
+	uint64_t hits, torn;
+};
+
+static void race_line(uint64_t seq, char line[64])
+{
+	memset(line, 'x', 64);
+	memcpy(line, &seq, sizeof(seq));
+}
+
+static void *race_reader(void *arg)
+{
+	struct race *r = arg;
+	struct shape got = { 0 };
+	char line[64];
+
+	for (;;) {
+		uint64_t next = __atomic_load_n(&r->next, __ATOMIC_ACQUIRE);
+
+		if (next >= RACE_PUTS)
+			break;
+		for (uint64_t seq = next > 3000 ? next - 3000 : 0; seq < next; seq += 97) {
+			race_line(seq, line);
+			if (!handoff_get(r->h, seq, line, sizeof(line), &got))
+				continue;
+			__atomic_add_fetch(&r->hits, 1, __ATOMIC_RELAXED);
+			for (size_t i = 0; i < got.n; i++)
+				if (got.n != 1 + seq % 7 || got.tok[i].at != (uint32_t)(seq * 7 + i))
+					__atomic_add_fetch(&r->torn, 1, __ATOMIC_RELAXED);
+		}
+	}
+	shape_free(&got);
+	return NULL;
+}
+
+static void test_handoff_readers_race_the_writer(void **state)
+{
+	struct race r = { .h = handoff_new(1 << 16) };
+	struct shape_tok t[8];
+	uint8_t leaf[MERKLE_HASH_LEN];
+	char line[64];
+	pthread_t th[2];
+
+	(void)state;
+	assert_non_null(r.h);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, race_reader, &r), 0);
+	for (uint64_t seq = 0; seq < RACE_PUTS; seq++) {
+		size_t n = 1 + seq % 7;
+
+		for (size_t i = 0; i < n; i++)
+			t[i] = (struct shape_tok){ .at = (uint32_t)(seq * 7 + i), .len = 1 };
+		race_line(seq, line);
+		merkle_leaf_hash(line, sizeof(line), leaf);
+		handoff_put(r.h, seq, leaf, sizeof(line), t, n);
+		__atomic_store_n(&r.next, seq + 1, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_true(r.hits > 0);
+	assert_int_equal(r.torn, 0);
+	handoff_free(r.h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_shape_that_does_not_fit),
 		cmocka_unit_test(test_no_shape),
 		cmocka_unit_test(test_handoff_holds_recent_lines),
+		cmocka_unit_test(test_handoff_readers_race_the_writer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
