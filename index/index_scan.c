@@ -509,19 +509,18 @@ int index_scan_shaped(const char *line, size_t len, const struct shape *shape,
 		else if (strcmp(keys[k], "seq") == 0)
 			vals[k] = (struct scan_val){ .kind = SCAN_INT, .i = (int64_t)env.seq };
 	}
-	/* The line's members one after another from its tail to its '}': each where the
-	 * one before it ends (what is nested inside a member is inside its span). */
+	/* The line's members one after another from its tail to its '}': each value after
+	 * a ',' and its key, where the one before it ends (what is nested inside a member
+	 * is inside its span, and its tokens are skipped). */
 	pos = tail + 1;
 	for (size_t i = 0; i < shape->n; i++) {
 		const struct shape_tok *t = &shape->tok[i];
-		size_t at = tail + t->at;
+		size_t at = pos + t->key_len + 4;
 		const char *key;
 
-		if (at + t->len > len || t->len == 0)
-			return -EINVAL;
 		if (t->depth != 0)
 			continue;
-		if (t->key_len == 0 || at != pos + t->key_len + 4 || line[pos] != ',' ||
+		if (t->key_len == 0 || t->len == 0 || at + t->len > len || line[pos] != ',' ||
 		    line[pos + 1] != '"' || line[at - 2] != '"' || line[at - 1] != ':')
 			return -EINVAL;
 		pos = at + t->len;

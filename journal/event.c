@@ -249,7 +249,7 @@ static void tok_end(struct event *e, enum shape_kind k, size_t raw_len)
 	if (e->no_shape || e->n_tok == 0)
 		return;
 	t = &e->tok[e->n_tok - 1];
-	t->len = (uint32_t)(e->body.len - t->at);
+	t->len = (uint32_t)(e->body.len - t->len);
 	t->kind = (uint8_t)k;
 	if (k == SHAPE_STRING && t->len != raw_len + 2)
 		t->kind |= SHAPE_ESC;
@@ -290,8 +290,9 @@ static void event_key(struct event *e, const char *key)
 		e->tok = grown;
 		e->cap_tok = cap;
 	}
+	/* len holds the value's start until tok_end makes it the length. */
 	e->tok[e->n_tok++] = (struct shape_tok){
-		.at = (uint32_t)e->body.len,
+		.len = (uint32_t)e->body.len,
 		.key_len = (uint16_t)(key ? strlen(key) : 0),
 		.depth = (uint8_t)e->depth,
 	};
@@ -371,6 +372,7 @@ static void event_open(struct event *e, const char *key, char c)
 	}
 	e->depth++;
 	e->open_tok[e->depth] = e->n_tok - 1;
+	e->open_at[e->depth] = (uint32_t)(e->body.len - 1);
 	e->need_comma[e->depth] = false;
 }
 
@@ -382,8 +384,7 @@ static void event_close(struct event *e, char c)
 	}
 	buf_putc(&e->body, c);
 	if (!e->no_shape)
-		e->tok[e->open_tok[e->depth]].len =
-			(uint32_t)(e->body.len - e->tok[e->open_tok[e->depth]].at);
+		e->tok[e->open_tok[e->depth]].len = (uint32_t)(e->body.len - e->open_at[e->depth]);
 	e->depth--;
 }
 

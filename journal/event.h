@@ -46,6 +46,7 @@ struct event {
 	struct shape_tok *tok;
 	uint32_t n_tok, cap_tok;
 	uint32_t open_tok[EVENT_MAX_DEPTH];   /* the token of each open container */
+	uint32_t open_at[EVENT_MAX_DEPTH];    /* and where in the body it starts */
 	bool no_shape;               /* too many tokens, or a value we cannot describe */
 	int depth;
 	bool need_comma[EVENT_MAX_DEPTH];

@@ -11,21 +11,25 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /*
  * One writer, any readers, no lock: the writer never waits for a reader (readers run at
- * SCHED_IDLE and may be preempted anywhere). A slot is a seqlock (ver odd while the
- * writer rewrites it); the arena's history count is advanced before the bytes it covers
- * are written, so a reader that copied an entry and then still finds the count within
- * an arena of the entry's start knows it copied no byte of a later entry.
+ * SCHED_IDLE and may be preempted anywhere). A slot is a seqlock whose version says
+ * which line it holds: 2*seq + 1 while the writer fills it, 2*seq + 2 once filled. The
+ * arena's history count is advanced before the bytes it covers are written, so a reader
+ * that copied an entry and then still finds the count within an arena of the entry's
+ * start knows it copied no byte of a later entry.
+ *
+ * The writer reads nothing of a slot before it rewrites it (the version comes from the
+ * seq), and the memory is mapped as lines first reach it.
  */
 struct slot {
-	uint64_t ver;          /* even: stable */
-	uint64_t seq;          /* UINT64_MAX: empty */
+	uint64_t ver;          /* above; 0: never filled */
 	uint64_t from;         /* the entry's first byte, in the arena's history */
-	uint32_t len;          /* the line's bytes */
-	uint32_t n_tok;
-	uint8_t leaf[MERKLE_HASH_LEN];   /* the line's leaf hash, as the writer chained it */
+	uint64_t len_n;        /* the line's bytes | tokens << 32 */
+	uint64_t leaf[MERKLE_HASH_LEN / 8];   /* the line's leaf hash, as the writer chained it */
+	uint64_t pad;          /* a slot is one cache line */
 };
 
 struct handoff {
@@ -33,36 +37,54 @@ struct handoff {
 	size_t size;
 	uint64_t written;      /* bytes of history so far; the arena holds the last size */
 	struct slot *slots;
-	size_t mask;
+	size_t n_slots, mask;
 	uint64_t put, skipped, mismatched;
 };
 
-#define AVG_ENTRY 192      /* arena bytes per slot of the table (16 tokens a line) */
+#define LINE_BYTES 200     /* a slot (64) and an entry of 17 tokens (136): memory per line */
 
-struct handoff *handoff_new(size_t arena_bytes)
+static inline void put64(void *dst, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)dst, v, __ATOMIC_RELAXED);
+}
+
+/* Stores before it are seen before stores after it (free on x86: a compiler barrier). */
+static inline void put_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* Zeroed memory whose pages are mapped only when first written. */
+static void *lazy_zeroed(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct handoff *handoff_new(size_t bytes)
 {
 	struct handoff *h;
 	size_t n = 1;
 
-	if (arena_bytes < 65536)
+	if (bytes < 65536)
 		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	while (n < arena_bytes / AVG_ENTRY)
+	/* The table's slots, a power of two, as many as lines of LINE_BYTES fit in bytes;
+	 * the arena has the rest. */
+	while (n * 2 <= bytes / LINE_BYTES)
 		n <<= 1;
-	h->size = arena_bytes;
-	h->arena = malloc(arena_bytes);
-	h->slots = calloc(n, sizeof(*h->slots));
+	h->size = (bytes - n * sizeof(struct slot)) & ~(size_t)7;
+	h->n_slots = n;
+	h->mask = n - 1;
+	h->arena = lazy_zeroed(h->size);
+	h->slots = lazy_zeroed(n * sizeof(*h->slots));
 	if (!h->arena || !h->slots) {
-		free(h->arena);
-		free(h->slots);
-		free(h);
+		handoff_free(h);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		h->slots[i].seq = UINT64_MAX;
-	h->mask = n - 1;
 	return h;
 }
 
@@ -70,8 +92,10 @@ void handoff_free(struct handoff *h)
 {
 	if (!h)
 		return;
-	free(h->arena);
-	free(h->slots);
+	if (h->arena)
+		munmap(h->arena, h->size);
+	if (h->slots)
+		munmap(h->slots, h->n_slots * sizeof(*h->slots));
 	free(h);
 }
 
@@ -83,17 +107,15 @@ void handoff_put(struct handoff *h, uint64_t seq, const uint8_t leaf[MERKLE_HASH
 {
 	size_t need = n_tok * sizeof(struct shape_tok);
 	struct slot *s = &h->slots[seq & h->mask];
-	uint64_t from = h->written, ver = s->ver;
+	uint64_t from = h->written, w;
 	size_t at = (size_t)(from % h->size);
 
-	STORE(&s->ver, ver + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	put64(&s->ver, 2 * seq + 1);
+	put_fence();
 	/* A shape larger than an eighth of the arena would push out too many others. */
-	if (need > h->size / 8 || len > UINT32_MAX) {
+	if (need > h->size / 8 || len > UINT32_MAX || n_tok > UINT32_MAX) {
 		STORE(&h->skipped, h->skipped + 1);
-		STORE(&s->seq, UINT64_MAX);
-		__atomic_store_n(&s->ver, ver + 2, __ATOMIC_RELEASE);
-		return;
+		return;                       /* the slot stays odd: no line */
 	}
 	if (h->size - at < need) {            /* not split: to the start */
 		from += h->size - at;
@@ -101,14 +123,16 @@ void handoff_put(struct handoff *h, uint64_t seq, const uint8_t leaf[MERKLE_HASH
 	}
 	/* The count first: a reader of what these bytes held sees they are gone. */
 	STORE(&h->written, from + need);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	put_fence();
 	memcpy(h->arena + at, tokens, need);
-	STORE(&s->seq, seq);
-	STORE(&s->from, from);
-	STORE(&s->len, (uint32_t)len);
-	STORE(&s->n_tok, (uint32_t)n_tok);
-	memcpy(s->leaf, leaf, MERKLE_HASH_LEN);
-	__atomic_store_n(&s->ver, ver + 2, __ATOMIC_RELEASE);
+	put64(&s->from, from);
+	put64(&s->len_n, (uint64_t)len | (uint64_t)n_tok << 32);
+	for (size_t i = 0; i < MERKLE_HASH_LEN / 8; i++) {
+		memcpy(&w, leaf + 8 * i, sizeof(w));
+		put64(&s->leaf[i], w);
+	}
+	put_fence();
+	put64(&s->ver, 2 * seq + 2);
 	STORE(&h->put, h->put + 1);
 }
 
@@ -134,17 +158,22 @@ static bool copy_entry(struct handoff *h, uint64_t seq, size_t len, struct shape
 		       uint8_t leaf[MERKLE_HASH_LEN])
 {
 	const struct slot *s = &h->slots[seq & h->mask];
-	uint64_t ver = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE), from;
+	uint64_t ver = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE), from, len_n;
 	uint32_t n_tok;
 
-	if (ver & 1 || LOAD(&s->seq) != seq || LOAD(&s->len) != len)
+	if (ver != 2 * seq + 2)
 		return false;
 	from = LOAD(&s->from);
-	n_tok = LOAD(&s->n_tok);
-	memcpy(leaf, s->leaf, MERKLE_HASH_LEN);
+	len_n = LOAD(&s->len_n);
+	for (size_t i = 0; i < MERKLE_HASH_LEN / 8; i++) {
+		uint64_t w = LOAD(&s->leaf[i]);
+
+		memcpy(leaf + 8 * i, &w, sizeof(w));
+	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (LOAD(&s->ver) != ver)
+	if (LOAD(&s->ver) != ver || (uint32_t)len_n != len)
 		return false;
+	n_tok = (uint32_t)(len_n >> 32);
 	if (__atomic_load_n(&h->written, __ATOMIC_ACQUIRE) - from > h->size || !grow(out, n_tok))
 		return false;
 	memcpy(out->tok, h->arena + (size_t)(from % h->size), n_tok * sizeof(*out->tok));

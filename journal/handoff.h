@@ -10,8 +10,9 @@
  * "Byte for byte the line": its leaf hash (journal/merkle.h: what the chain and the tree
  * hold for it) is the one the writer computed as it chained it. The reader hashes the
  * line it read (about 0.3 µs for a 400-byte line with the CPU's SHA instructions,
- * against several µs to parse it); the handoff keeps 32 bytes and the tokens a line,
- * not the line, so a burst a reader falls behind on is still held when it catches up.
+ * against several µs to parse it); the handoff keeps a 64-byte slot and the tokens a
+ * line (8 bytes a value), not the line, so a burst a reader falls behind on is still
+ * held when it catches up.
  *
  * A fixed arena of bytes, overwritten oldest first, and a table by seq: memory is
  * bounded whatever the burst. One thread puts (the journal's writer); any threads get,
@@ -35,8 +36,9 @@ struct handoff_stats {
 	size_t arena_bytes;
 };
 
-/* arena_bytes ≥ 64 KiB. Returns NULL when out of memory or arena_bytes is too small. */
-struct handoff *handoff_new(size_t arena_bytes);
+/* bytes (≥ 64 KiB): the table and the arena together, mapped as lines reach them
+ * (about 200 bytes a line). Returns NULL when out of memory or bytes is too small. */
+struct handoff *handoff_new(size_t bytes);
 void handoff_free(struct handoff *h);
 
 /* The writer: line seq (len bytes, no '\n', leaf its leaf hash) and its tokens (n_tok of

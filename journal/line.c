@@ -71,11 +71,11 @@ void line_encode(struct buf *b, const struct journal *j, const struct event *e, 
 
 /* An envelope value's token; raw_len: a string's bytes before encoding (journal/event.c
  * tok_end says why that tells an escape). */
-static struct shape_tok env_tok(size_t tail, size_t at, size_t end, uint16_t key_len,
+static struct shape_tok env_tok(size_t at, size_t end, uint16_t key_len,
 				enum shape_kind kind, size_t raw_len)
 {
-	struct shape_tok t = { .at = (uint32_t)(at - tail), .len = (uint32_t)(end - at),
-			       .key_len = key_len, .kind = (uint8_t)kind };
+	struct shape_tok t = { .len = (uint32_t)(end - at), .key_len = key_len,
+			       .kind = (uint8_t)kind };
 
 	if (kind == SHAPE_STRING && end - at != raw_len + 2)
 		t.kind |= SHAPE_ESC;
@@ -84,37 +84,26 @@ static struct shape_tok env_tok(size_t tail, size_t at, size_t end, uint16_t key
 
 /*
  * The line's shape after the frame: the envelope's four values, then the body's tokens
- * moved from the body's start to the tail's (journal/shape.h). Returns its bytes; 0
- * when the event has none (its readers parse the line).
+ * as the builder made them (tokens hold no position: journal/shape.h). Returns its
+ * bytes; 0 when the event has none (its readers parse the line).
  */
-static size_t put_shape(struct buf *b, size_t frame, const struct journal *j,
-			const struct event *e, const struct end_at *at)
+static size_t put_shape(struct buf *b, const struct journal *j, const struct event *e,
+			const struct end_at *at)
 {
-	size_t tail = frame + RFC3339_LEN, start = b->len;
-	uint32_t shift = (uint32_t)(at->body - tail);
-	struct shape_tok chunk[64];
-	size_t n = 4;
+	struct shape_tok env[4];
 
 	if (e->no_shape || e->depth != 0)
 		return 0;
-	chunk[0] = env_tok(tail, at->event, at->host - 8, 5, SHAPE_STRING, strlen(e->type));
-	chunk[1] = env_tok(tail, at->host, at->sid - 14, 4, SHAPE_STRING, strlen(j->host));
-	chunk[2] = env_tok(tail, at->sid, at->source - 10, 10,
-			   e->session_id ? SHAPE_STRING : SHAPE_NULL,
-			   e->session_id ? strlen(e->session_id) : 0);
-	chunk[3] = env_tok(tail, at->source, at->body, 6, SHAPE_STRING,
-			   strlen(event_source_str(e->source)));
-	/* The body's tokens, moved to the tail's origin, a chunk at a time. */
-	for (uint32_t i = 0; i < e->n_tok; i++) {
-		chunk[n] = e->tok[i];
-		chunk[n++].at += shift;
-		if (n == sizeof(chunk) / sizeof(chunk[0])) {
-			buf_put(b, chunk, sizeof(chunk));
-			n = 0;
-		}
-	}
-	buf_put(b, chunk, n * sizeof(chunk[0]));
-	return b->len - start;
+	env[0] = env_tok(at->event, at->host - 8, 5, SHAPE_STRING, strlen(e->type));
+	env[1] = env_tok(at->host, at->sid - 14, 4, SHAPE_STRING, strlen(j->host));
+	env[2] = env_tok(at->sid, at->source - 10, 10,
+			 e->session_id ? SHAPE_STRING : SHAPE_NULL,
+			 e->session_id ? strlen(e->session_id) : 0);
+	env[3] = env_tok(at->source, at->body, 6, SHAPE_STRING,
+			 strlen(event_source_str(e->source)));
+	buf_put(b, env, sizeof(env));
+	buf_put(b, e->tok, e->n_tok * sizeof(*e->tok));
+	return sizeof(env) + e->n_tok * sizeof(*e->tok);
 }
 
 size_t line_frame(struct buf *b, const struct journal *j, const struct event *e, bool shape)
@@ -123,10 +112,11 @@ size_t line_frame(struct buf *b, const struct journal *j, const struct event *e,
 	size_t frame = b->len;
 	struct end_at at;
 
+	(void)frame;
 	time_format_rfc3339(&e->ts, ts);
 	buf_put(b, ts, RFC3339_LEN);
 	put_end(b, j, e, &at);
-	return shape ? put_shape(b, frame, j, e, &at) : 0;
+	return shape ? put_shape(b, j, e, &at) : 0;
 }
 
 void line_encode_framed(struct buf *b, const char *frame, size_t len, uint64_t seq,

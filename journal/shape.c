@@ -184,13 +184,23 @@ static json_t *number(const char *p, size_t len)
 	return digits_value(p, len, &i) ? json_integer(i) : NULL;
 }
 
-static json_t *value(struct build *b);
+static json_t *value(struct build *b, size_t at);
+
+/* Keys are the builders' literals: [a-z0-9_], nothing to decode. */
+static bool key_ok(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_'))
+			return false;
+	return true;
+}
 
 /*
  * The members of a container whose text starts at open (its '{' or '['; for the line's
  * own object, the tail, where a ',' comes before every member): the tokens at depth
- * that follow. Each must sit exactly where the text before it ends, and the container
- * must close right after its last member: a shape accounts for every byte of the line.
+ * that follow. Each value is where the text before it ends (after a ',' and its key),
+ * and the container must close right after its last member: a shape accounts for
+ * every byte of the line.
  */
 static json_t *members(struct build *b, bool obj, unsigned depth, size_t open, size_t len,
 		       json_t *parent)
@@ -202,23 +212,23 @@ static json_t *members(struct build *b, bool obj, unsigned depth, size_t open, s
 		return NULL;
 	while (b->i < b->s->n && b->s->tok[b->i].depth >= depth) {
 		const struct shape_tok *t = &b->s->tok[b->i];
-		size_t at = b->tail + t->at, want = pos + (first ? 0 : 1);
+		size_t want = pos + (first ? 0 : 1), at = want + (obj ? t->key_len + 3u : 0);
 		json_t *v;
 		char key[128];
 
-		if (t->depth != depth || at > b->len || (!first && b->line[pos] != ','))
+		if (t->depth != depth || at >= b->len || (!first && b->line[pos] != ','))
 			goto bad;
 		if (obj) {
-			if (t->key_len == 0 || t->key_len >= sizeof(key) ||
-			    at != want + t->key_len + 3 || b->line[want] != '"' ||
-			    b->line[at - 2] != '"' || b->line[at - 1] != ':')
+			if (t->key_len == 0 || t->key_len >= sizeof(key) || b->line[want] != '"' ||
+			    b->line[at - 2] != '"' || b->line[at - 1] != ':' ||
+			    !key_ok(b->line + want + 1, t->key_len))
 				goto bad;
 			memcpy(key, b->line + want + 1, t->key_len);
 			key[t->key_len] = '\0';
-		} else if (at != want || t->key_len) {
+		} else if (t->key_len) {
 			goto bad;
 		}
-		v = value(b);
+		v = value(b, at);
 		if (!v)
 			goto bad;
 		if (obj ? json_object_set_new_nocheck(parent, key, v) : json_array_append_new(parent, v))
@@ -240,10 +250,9 @@ static bool literal(const char *p, size_t len, const char *lit)
 	return len == strlen(lit) && memcmp(p, lit, len) == 0;
 }
 
-static json_t *value(struct build *b)
+static json_t *value(struct build *b, size_t at)
 {
 	const struct shape_tok *t = &b->s->tok[b->i++];
-	size_t at = b->tail + t->at;
 	int n;
 
 	if (at + t->len > b->len || t->len == 0)

@@ -6,11 +6,14 @@
  * description of those bytes, handed beside them in memory (journal/handoff.h), and a
  * reader uses it only for a line byte for byte equal to the one the writer described.
  *
- * One token per value, in document order: an object's member carries its key's
- * length (the key is written just before the value: "key":value), an array's element 0. Offsets count from the line's tail, the '"' that closes the envelope's
- * prev (at a fixed place: journal/envelope.h), so a shape built before the writer
- * chose the line's seq still fits it. A string's token spans its quotes; a container's
- * spans its brackets and its members follow it, one depth deeper.
+ * One token per value, in document order: an object's member carries its key's length
+ * (the key is written just before the value: "key":value), an array's element 0. A
+ * token holds no position: values follow one another as JSON writes them (a ',', the
+ * key, the value), from the line's tail, the '"' that closes the envelope's prev (at a
+ * fixed place: journal/envelope.h), so a shape built before the writer chose the
+ * line's seq fits it, and a reader finds each value where the one before it ends. A
+ * string's token spans its quotes; a container's spans its brackets and its members
+ * follow it, one depth deeper. 8 bytes a value.
  */
 #ifndef SANDGATE_JOURNAL_SHAPE_H
 #define SANDGATE_JOURNAL_SHAPE_H
@@ -37,7 +40,6 @@ enum shape_kind {
 #define SHAPE_MAX_TOKENS 4096   /* a larger event goes without a shape (readers parse) */
 
 struct shape_tok {
-	uint32_t at;        /* the value's first byte */
 	uint32_t len;       /* the value's bytes, quotes and brackets included */
 	uint16_t key_len;
 	uint8_t kind;       /* enum shape_kind, | SHAPE_ESC */
@@ -65,8 +67,8 @@ int shape_to_json(const char *line, size_t len, const struct shape *s, json_t **
 int shape_tail(const char *line, size_t len, size_t *tail);
 
 /*
- * The decoded bytes of string token t (absolute offsets: tail added) into out, which
- * holds t->len bytes. Returns the length, or -EINVAL for an escape the journal's
+ * The decoded bytes of the string at line[at], len bytes with its quotes, into out,
+ * which holds len bytes. Returns the length, or -EINVAL for an escape the journal's
  * encoder does not write (common/buf.h: \" \\ \n \r \t \b \f and \u00XX).
  */
 int shape_string(const char *line, size_t at, size_t len, bool esc, char *out);

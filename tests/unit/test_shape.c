@@ -129,9 +129,14 @@ static void test_shape_that_does_not_fit(void **state)
 	assert_int_equal(index_scan_shaped(f.line.data, f.line.len, &f.s, shape_keys,
 					   N_SHAPE_KEYS, vals), -EINVAL);
 	f.s.tok[f.s.n - 1].len -= 1000;
-	f.s.tok[4].at += 1;                     /* off by one: no longer on its value */
+	f.s.tok[4].len += 1;                    /* one byte too long: the rest is off by one */
 	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), -EINVAL);
-	f.s.tok[4].at -= 1;
+	assert_int_equal(index_scan_shaped(f.line.data, f.line.len, &f.s, shape_keys,
+					   N_SHAPE_KEYS, vals), -EINVAL);
+	f.s.tok[4].len -= 1;
+	f.s.tok[4].key_len += 1;                /* a key one byte longer */
+	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), -EINVAL);
+	f.s.tok[4].key_len -= 1;
 	f.s.n--;                                /* a token missing: argv's last element */
 	assert_int_equal(shape_to_json(f.line.data, f.line.len, &f.s, &built), -EINVAL);
 	assert_int_equal(shape_to_json("{\"ts\":1}", 8, &f.s, &built), -EINVAL);
@@ -168,8 +173,8 @@ static void test_handoff_holds_recent_lines(void **state)
 {
 	struct handoff *h = handoff_new(1 << 16);
 	struct shape got = { 0 };
-	struct shape_tok t[3] = { { .at = 1, .len = 2, .kind = SHAPE_STRING } };
-	struct shape_tok *big = calloc(1000, sizeof(*big));
+	struct shape_tok t[3] = { { .len = 2, .kind = SHAPE_STRING } };
+	struct shape_tok *big = calloc(2000, sizeof(*big));
 	uint8_t leaf[MERKLE_HASH_LEN];
 	char line[200];
 	struct handoff_stats st;
@@ -196,7 +201,7 @@ static void test_handoff_holds_recent_lines(void **state)
 	memcpy(line, &(uint64_t){ 10 }, sizeof(uint64_t));
 	assert_false(handoff_get(h, 10, line, sizeof(line), &got));        /* written over */
 	assert_false(handoff_get(h, 5000, line, sizeof(line), &got));      /* never put */
-	handoff_put(h, 2000, leaf, sizeof(line), big, 1000);               /* > 1/8 of the arena */
+	handoff_put(h, 2000, leaf, sizeof(line), big, 2000);               /* > 1/8 of the arena */
 	assert_false(handoff_get(h, 2000, line, sizeof(line), &got));
 	handoff_get_stats(h, &st);
 	assert_int_equal(st.put, 2000);
@@ -239,7 +244,7 @@ static void *race_reader(void *arg)
 				continue;
 			__atomic_add_fetch(&r->hits, 1, __ATOMIC_RELAXED);
 			for (size_t i = 0; i < got.n; i++)
-				if (got.n != 1 + seq % 7 || got.tok[i].at != (uint32_t)(seq * 7 + i))
+				if (got.n != 1 + seq % 7 || got.tok[i].len != (uint32_t)(seq * 7 + i))
 					__atomic_add_fetch(&r->torn, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -263,7 +268,7 @@ static void test_handoff_readers_race_the_writer(void **state)
 		size_t n = 1 + seq % 7;
 
 		for (size_t i = 0; i < n; i++)
-			t[i] = (struct shape_tok){ .at = (uint32_t)(seq * 7 + i), .len = 1 };
+			t[i] = (struct shape_tok){ .len = (uint32_t)(seq * 7 + i) };
 		race_line(seq, line);
 		merkle_leaf_hash(line, sizeof(line), leaf);
 		handoff_put(r.h, seq, leaf, sizeof(line), t, n);
