@@ -23,6 +23,9 @@
  *
  * The writer reads nothing of a slot before it rewrites it (the version comes from the
  * seq), and the memory is mapped as lines first reach it.
+ * The history claimed (reserved) is ahead of what is written by up to RESERVE (64 KiB,
+ * at most a sixteenth of the arena): a reader treats an entry as gone that much early,
+ * never late.
  */
 struct slot {
 	uint64_t ver;          /* above; 0: never filled */
@@ -32,14 +35,25 @@ struct slot {
 	uint64_t pad;          /* a slot is one cache line */
 };
 
+/*
+ * Read by every get: what does not change, on a line of its own; what the writer
+ * changes on others. The count readers check is advanced a stretch at a time
+ * (RESERVE), not at every put: a line written at every put and read at every get
+ * would move between the writer's core and the readers' at every line.
+ */
 struct handoff {
 	char *arena;
 	size_t size;
-	uint64_t written;      /* bytes of history so far; the arena holds the last size */
 	struct slot *slots;
 	size_t n_slots, mask;
-	uint64_t put, skipped, mismatched;
+	size_t reserve;        /* RESERVE, or a sixteenth of a small arena */
+	_Alignas(64) uint64_t reserved;   /* every byte of history written is below this */
+	_Alignas(64) uint64_t written;    /* the writer's: bytes of history so far */
+	uint64_t put, skipped;
+	_Alignas(64) uint64_t mismatched; /* the readers' */
 };
+
+#define RESERVE 65536      /* history bytes the writer claims at once */
 
 #define LINE_BYTES 200     /* a slot (64) and an entry of 17 tokens (136): memory per line */
 
@@ -69,15 +83,17 @@ struct handoff *handoff_new(size_t bytes)
 
 	if (bytes < 65536)
 		return NULL;
-	h = calloc(1, sizeof(*h));
+	h = aligned_alloc(64, sizeof(*h));   /* its lines apart (above) */
 	if (!h)
 		return NULL;
+	memset(h, 0, sizeof(*h));
 	/* The table's slots, a power of two, as many as lines of LINE_BYTES fit in bytes;
 	 * the arena has the rest. */
 	while (n * 2 <= bytes / LINE_BYTES)
 		n <<= 1;
 	h->size = (bytes - n * sizeof(struct slot)) & ~(size_t)7;
 	h->n_slots = n;
+	h->reserve = h->size / 16 < RESERVE ? h->size / 16 : RESERVE;
 	h->mask = n - 1;
 	h->arena = lazy_zeroed(h->size);
 	h->slots = lazy_zeroed(n * sizeof(*h->slots));
@@ -121,9 +137,12 @@ void handoff_put(struct handoff *h, uint64_t seq, const uint8_t leaf[MERKLE_HASH
 		from += h->size - at;
 		at = 0;
 	}
-	/* The count first: a reader of what these bytes held sees they are gone. */
-	STORE(&h->written, from + need);
-	put_fence();
+	/* The claim first: a reader of what these bytes held sees they are gone. */
+	h->written = from + need;
+	if (h->written > h->reserved) {
+		STORE(&h->reserved, h->written + h->reserve);
+		put_fence();
+	}
 	memcpy(h->arena + at, tokens, need);
 	put64(&s->from, from);
 	put64(&s->len_n, (uint64_t)len | (uint64_t)n_tok << 32);
@@ -174,13 +193,13 @@ static bool copy_entry(struct handoff *h, uint64_t seq, size_t len, struct shape
 	if (LOAD(&s->ver) != ver || (uint32_t)len_n != len)
 		return false;
 	n_tok = (uint32_t)(len_n >> 32);
-	if (__atomic_load_n(&h->written, __ATOMIC_ACQUIRE) - from > h->size || !grow(out, n_tok))
+	if (__atomic_load_n(&h->reserved, __ATOMIC_ACQUIRE) - from > h->size || !grow(out, n_tok))
 		return false;
 	memcpy(out->tok, h->arena + (size_t)(from % h->size), n_tok * sizeof(*out->tok));
 	out->n = n_tok;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	/* Still within an arena of the entry's start after the copy: no byte rewritten. */
-	return LOAD(&h->written) - from <= h->size;
+	return LOAD(&h->reserved) - from <= h->size;
 }
 
 bool handoff_get(struct handoff *h, uint64_t seq, const char *line, size_t len,
