@@ -109,10 +109,8 @@ static size_t put_shape(struct buf *b, const struct journal *j, const struct eve
 size_t line_frame(struct buf *b, const struct journal *j, const struct event *e, bool shape)
 {
 	char ts[RFC3339_LEN + 1];
-	size_t frame = b->len;
 	struct end_at at;
 
-	(void)frame;
 	time_format_rfc3339(&e->ts, ts);
 	buf_put(b, ts, RFC3339_LEN);
 	put_end(b, j, e, &at);
