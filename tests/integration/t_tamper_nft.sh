@@ -136,12 +136,17 @@ before=$(count_events "$SG_STATE" gateway.tamper)
 kill -STOP "$DPID"
 in_gw nft flush chain inet sandgate session
 base=$(leaked)
-in_cg s1 sh -c '(echo window-data-0123456789012345678901; sleep 4; echo after-restore-data-0123456789) | timeout 10 socat -u - TCP:198.18.1.4:9001' >/dev/null 2>&1 &
-WPID=$!
-cleanup "kill $WPID 2>/dev/null"
+# The sink listens before the session connects (a connection refused carries no data),
+# and the window's bytes are awaited rather than slept for: on a slow runner 1.5 s was
+# not always enough. The client's second write comes 7 s after its first, well after the
+# daemon runs again (at most 4 s of waiting here).
 ip netns exec "$PEER" socat -u TCP-LISTEN:9001,bind=198.18.1.4,fork,reuseaddr OPEN:/dev/null,wronly &
 cleanup "kill $! 2>/dev/null"
-sleep 1.5
+wait_for "sink on 9001" 5 sh -c "ip netns exec '$PEER' ss -Hltn 'sport = :9001' | grep -q ." || true
+in_cg s1 sh -c '(echo window-data-0123456789012345678901; sleep 7; echo after-restore-data-0123456789) | timeout 12 socat -u - TCP:198.18.1.4:9001' >/dev/null 2>&1 &
+WPID=$!
+cleanup "kill $WPID 2>/dev/null"
+wait_for "window bytes at the sink" 4 sh -c "[ \"\$(ip netns exec '$PEER' nft -j list counter inet sgtamper window_data | jq '.nftables[1].counter.packets')\" -gt 0 ]" || true
 mid=$(leaked9001)
 check "window: while the table is flushed the session's bytes reach the upstream (${mid} packets)" test "$mid" -gt 0
 kill -CONT "$DPID"
