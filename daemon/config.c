@@ -124,6 +124,21 @@ static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base
 	return 0;
 }
 
+/* 0 turns the shapes off (detection and the index parse every line); otherwise at least
+ * 1 MiB, below which too few lines would be held to be worth the writer's copy. */
+static int check_shape_memory(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
+			      const struct cfg_key *k)
+{
+	uint64_t bytes;
+
+	memcpy(&bytes, (const char *)base + k->off, sizeof(bytes));
+	if (bytes != 0 && bytes < (1u << 20)) {
+		cfg_err(ctx, v, "expected 0 (off) or at least 1MiB");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- sections -------------------------------------------------------------------- */
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
@@ -152,7 +167,8 @@ static const struct cfg_key journal_keys[] = {
 	{ "heartbeat_interval", CK_DURATION, F(JC, heartbeat_interval_ms), 0, 100, MS_DAY, NULL,
 	  NULL },
 	UINT_KEY(JC, queue_capacity, 16, 1u << 24),
-	{ "shape_memory", CK_SIZE, F(JC, shape_memory), 0, 1u << 20, 1ull << 30, NULL, NULL },
+	{ "shape_memory", CK_SIZE, F(JC, shape_memory), 0, 0, 1ull << 30, NULL,
+	  check_shape_memory },
 	{ "origin", CK_STR_NULL, F(JC, origin), 0, 0, 0, NULL, check_origin },
 	{ "witness_dir", CK_STR_NULL, F(JC, witness_dir), 0, 0, 0, NULL, cfg_check_path },
 	{ NULL, CK_CUSTOM, 0, 0, 0, 0, NULL, NULL },
@@ -255,7 +271,7 @@ struct sg_config *config_default(void)
 		.segment_max_bytes = 64ull << 20, .segment_max_age_ms = 3600 * MS_S,
 		.fsync = SG_FSYNC_CHECKPOINT, .checkpoint_interval_ms = MS_S,
 		.checkpoint_events = 1000, .heartbeat_interval_ms = 10 * MS_S,
-		.queue_capacity = 65536, .shape_memory = 32u << 20, .origin = NULL,
+		.queue_capacity = 65536, .shape_memory = 16u << 20, .origin = NULL,
 	};
 	cfg_gateway_default(&c->gateway);
 	cfg_invest_default(&c->invest);

@@ -11,12 +11,12 @@
  * hold for it) is the one the writer computed as it chained it. The reader hashes the
  * line it read (about 0.3 µs for a 400-byte line with the CPU's SHA instructions,
  * against several µs to parse it); the handoff keeps a 64-byte slot and the tokens a
- * line (8 bytes a value), not the line, so a burst a reader falls behind on is still
- * held when it catches up.
+ * line (4 bytes a value, packed: journal/handoff.c), not the line, so a burst a reader
+ * falls behind on is still held when it catches up.
  *
  * A fixed arena of bytes, overwritten oldest first, and a table by seq: memory is
- * bounded whatever the burst. One thread puts (the journal's writer); any threads get,
- * without a lock: the writer never waits for a reader.
+ * bounded whatever the burst. Producers claim, one thread puts (the journal's writer),
+ * any threads get, without a lock: neither waits for a reader.
  */
 #ifndef SANDGATE_JOURNAL_HANDOFF_H
 #define SANDGATE_JOURNAL_HANDOFF_H
@@ -37,14 +37,23 @@ struct handoff_stats {
 };
 
 /* bytes (≥ 64 KiB): the table and the arena together, mapped as lines reach them
- * (about 200 bytes a line). Returns NULL when out of memory or bytes is too small. */
+ * (about 132 bytes a line). Returns NULL when out of memory or bytes is too small. */
 struct handoff *handoff_new(size_t bytes);
 void handoff_free(struct handoff *h);
 
-/* The writer: line seq (len bytes, no '\n', leaf its leaf hash) and its tokens (n_tok of
- * them, bytes as queued: not necessarily aligned). */
+/*
+ * A producer, as it queues a line (callers serialize the claims: the journal queue's
+ * lock): the line's tokens (n_tok of them, bytes as the builder made them: not
+ * necessarily aligned) packed into the arena; *from says where, for handoff_put.
+ * Returns false when they are not held (none, too many, or a value beyond what a held
+ * token packs: journal/handoff.c), counted as skipped: the line's readers parse it.
+ */
+bool handoff_claim(struct handoff *h, const void *tokens, size_t n_tok, uint64_t *from);
+
+/* The writer: line seq (len bytes, no '\n', leaf its leaf hash), whose n_tok tokens
+ * handoff_claim placed at from. */
 void handoff_put(struct handoff *h, uint64_t seq, const uint8_t leaf[MERKLE_HASH_LEN],
-		 size_t len, const void *tokens, size_t n_tok);
+		 size_t len, uint64_t from, size_t n_tok);
 
 /* A reader: line seq's tokens into out when held and equal to line. */
 bool handoff_get(struct handoff *h, uint64_t seq, const char *line, size_t len,

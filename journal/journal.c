@@ -27,7 +27,7 @@ void journal_settings_default(struct journal_settings *s, const char *state_dir,
 	s->heartbeat_interval_ms = 10000;
 	s->queue_capacity = 65536;
 	s->stall_buffer_max = 64ull << 20;
-	s->handoff_bytes = 32u << 20;
+	s->handoff_bytes = 16u << 20;
 }
 
 /* The journal directory must be ours alone: root-owned (our euid) and 0700. */
@@ -59,7 +59,7 @@ static int secure_dir(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-/* The ring's bytes: LQ_BYTES_PER_LINE a line of the capacity (24 MiB at the default
+/* The ring's bytes: LQ_BYTES_PER_LINE a line of the capacity (16 MiB at the default
  * 65,536), never less than LQ_MIN_BYTES. */
 static size_t queue_bytes(size_t lines)
 {
@@ -287,7 +287,17 @@ int journal_submit(void *ctx, struct event *e)
 	}
 	shape_len = line_frame(b, j, e, j->handoff != NULL);
 	event_free(e);
-	ret = b->oom ? -ENOMEM : lq_push(&j->queue, b->data, b->len, shape_len);
+	if (b->oom) {
+		ret = -ENOMEM;
+	} else {
+		/* The frame, then its shape's tokens (line_frame): the queue takes the frame,
+		 * the handoff the tokens. */
+		struct lq_shape shape = { .h = j->handoff, .tok = b->data + b->len - shape_len,
+					  .n = shape_len / sizeof(struct shape_tok) };
+
+		ret = lq_push(&j->queue, b->data, b->len - shape_len,
+			      shape_len ? &shape : NULL);
+	}
 	if (b == &own)
 		buf_free(&own);
 	else if (b->cap > FRAME_KEEP) {   /* one huge line does not pin its buffer */

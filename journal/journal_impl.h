@@ -39,7 +39,7 @@ struct pending_cp {
 
 /* Bounded FIFO of framed lines between producers and the writer (queue.c). */
 #define LQ_MIN_BYTES (4u << 20)   /* twice the largest line: one always fits when empty */
-#define LQ_BYTES_PER_LINE 384     /* ring bytes per line of queue_capacity (with its shape) */
+#define LQ_BYTES_PER_LINE 256     /* ring bytes per line of queue_capacity */
 struct line_queue {
 	pthread_mutex_t lock;
 	pthread_cond_t not_empty;
@@ -57,8 +57,16 @@ struct line_queue {
 struct lq_item {
 	const char *data;
 	size_t len;
-	const char *shape;            /* the line's shape tokens (unaligned), or NULL */
-	size_t shape_len;             /* bytes */
+	uint64_t shape_from;          /* where handoff_claim put the line's tokens */
+	uint32_t shape_n;             /* how many; 0: the line has no shape held */
+};
+
+/* A line's shape as lq_push takes it: the tokens line_frame wrote after the frame (n
+ * struct shape_tok, unaligned), to claim in h (journal/handoff.h). */
+struct lq_shape {
+	struct handoff *h;
+	const void *tok;
+	size_t n;
 };
 
 struct syncer {
@@ -126,8 +134,9 @@ int lq_init(struct line_queue *q, size_t cap_lines, size_t cap_bytes);
 void lq_destroy(struct line_queue *q);
 /* Copies len bytes in as one entry; blocks while there is no room. -ESHUTDOWN after
  * close, -EMSGSIZE for an entry larger than the ring. */
-/* data holds the frame and, in its last shape_len bytes, the line's shape. */
-int lq_push(struct line_queue *q, const char *data, size_t len, size_t shape_len);
+/* data: the frame (len bytes). shape, or NULL: the line's tokens, claimed in the
+ * handoff under the queue's lock (which orders the claims); the entry carries where. */
+int lq_push(struct line_queue *q, const char *data, size_t len, const struct lq_shape *shape);
 /* Up to max entries, oldest first, pointing into the ring (waits until deadline_ms,
  * CLOCK_MONOTONIC, when empty). They stay valid and queued until lq_release. */
 size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t deadline_ms);

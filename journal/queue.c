@@ -11,20 +11,21 @@
  * front to back where the one before it ended (the prefetcher's case), and the event
  * goes back to its producer's own cache at once. docs/bench-journal.md has the figures.
  *
- * An entry is a header (content length, 4 bytes, and of that the length of the line's
- * shape at its end, journal/shape.h, 4 bytes) and the content, padded
- * to 8 bytes, never split at the end of the ring: an entry that does not fit before the
- * end goes to the start, and the bytes skipped are marked (LQ_WRAP, or fewer than a
- * header's 8 left) and counted as used until the writer passes them.
+ * An entry is a header (the frame's length, 4 bytes; the number of the line's shape
+ * tokens, 4, and where the handoff holds them, 8: journal/handoff.h) and the frame,
+ * padded to 8 bytes, never split at the end of the ring: an entry that does not fit
+ * before the end goes to the start, and the bytes skipped are marked (LQ_WRAP, or fewer
+ * than a header's 16 left) and counted as used until the writer passes them.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "journal/handoff.h"
 #include "journal/journal_impl.h"
 
-#define LQ_HDR 8u
+#define LQ_HDR 16u
 #define LQ_WRAP UINT32_MAX
 
 static size_t entry_size(size_t len)
@@ -101,12 +102,13 @@ static size_t lq_place(struct line_queue *q, size_t need)
 	return 0;
 }
 
-int lq_push(struct line_queue *q, const char *data, size_t len, size_t shape_len)
+int lq_push(struct line_queue *q, const char *data, size_t len, const struct lq_shape *shape)
 {
 	size_t need = entry_size(len), at = 0;
-	uint32_t l32 = (uint32_t)len, s32 = (uint32_t)shape_len;
+	uint32_t l32 = (uint32_t)len, n32 = 0;
+	uint64_t from = 0;
 
-	if (len >= LQ_WRAP || need > q->size || shape_len > len)
+	if (len >= LQ_WRAP || need > q->size)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&q->lock);
 	while (!q->closing && (at = lq_place(q, need)) == SIZE_MAX)
@@ -115,8 +117,13 @@ int lq_push(struct line_queue *q, const char *data, size_t len, size_t shape_len
 		pthread_mutex_unlock(&q->lock);
 		return -ESHUTDOWN;
 	}
+	/* Claimed here, in queue order, while no other producer claims. */
+	if (shape && shape->h && shape->n <= UINT32_MAX &&
+	    handoff_claim(shape->h, shape->tok, shape->n, &from))
+		n32 = (uint32_t)shape->n;
 	memcpy(q->ring + at, &l32, sizeof(l32));
-	memcpy(q->ring + at + sizeof(l32), &s32, sizeof(s32));
+	memcpy(q->ring + at + 4, &n32, sizeof(n32));
+	memcpy(q->ring + at + 8, &from, sizeof(from));
 	memcpy(q->ring + at + LQ_HDR, data, len);
 	q->wr = at + need;
 	q->used += need;
@@ -139,7 +146,7 @@ size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t d
 {
 	struct timespec ts;
 	size_t n = 0, pos, used = 0;
-	uint32_t len, shape_len;
+	uint32_t len;
 
 	deadline_ts(deadline_ms, &ts);
 	pthread_mutex_lock(&q->lock);
@@ -156,11 +163,10 @@ size_t lq_peek(struct line_queue *q, struct lq_item *out, size_t max, uint64_t d
 			pos = 0;
 			memcpy(&len, q->ring, sizeof(len));
 		}
-		memcpy(&shape_len, q->ring + pos + sizeof(len), sizeof(shape_len));
 		out[n].data = q->ring + pos + LQ_HDR;
-		out[n].len = len - shape_len;
-		out[n].shape = shape_len ? out[n].data + out[n].len : NULL;
-		out[n].shape_len = shape_len;
+		out[n].len = len;
+		memcpy(&out[n].shape_n, q->ring + pos + 4, sizeof(out[n].shape_n));
+		memcpy(&out[n].shape_from, q->ring + pos + 8, sizeof(out[n].shape_from));
 		n++;
 		pos += entry_size(len);
 		used += entry_size(len);

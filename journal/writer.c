@@ -54,10 +54,9 @@ static int write_line(struct journal *j, const struct event *e, const struct lq_
 		return -ENOMEM;
 	}
 	ret = chain_append(&j->pos, j->out.data + start, j->out.len - start - 1);
-	if (ret == 0 && frame && frame->shape && j->handoff)
+	if (ret == 0 && frame && frame->shape_n && j->handoff)
 		handoff_put(j->handoff, j->pos.size - 1, j->pos.leaf,
-			    j->out.len - start - 1, frame->shape,
-			    frame->shape_len / sizeof(struct shape_tok));
+			    j->out.len - start - 1, frame->shape_from, frame->shape_n);
 	j->lines_unpublished++;       /* published per batch: no lock per line */
 	return ret;
 }

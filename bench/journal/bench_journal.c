@@ -98,6 +98,8 @@ static int run_journal(const char *dir, uint64_t n, uint64_t *bytes)
 	int ret;
 
 	journal_settings_default(&js, dir, "benchhost");
+	if (getenv("BENCH_SHAPE_MEMORY"))   /* bytes; 0: no handoff (to measure its cost) */
+		js.handoff_bytes = (size_t)strtoull(getenv("BENCH_SHAPE_MEMORY"), NULL, 10);
 	ret = keystore_open(dir, "sandgate/benchhost", &signer, err, sizeof(err));
 	if (ret == 0)
 		ret = journal_open(&j, &js, signer, err, sizeof(err));

@@ -5,7 +5,8 @@
 # are created and read as root in session s1 and as uid 65534 in s2. Measured: no
 # shadow-read alert refers to a crafted name, the journal and the index hold each name
 # as its literal bytes, the lines came shaped and no shape was refused. Control: root
-# reading /etc/shadow itself is alerted.
+# reading /etc/shadow itself is alerted. Then the same with shapes off
+# (journal.shape_memory: 0): same outcome, every line parsed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_helpers.sh"
 require_root
@@ -60,4 +61,29 @@ m=$(curl -s --max-time 5 "http://127.0.0.1:$MP/metrics")
 echo "# $(grep -E '^sandgate_(detect_lines|detect_shapes|index_lines)' <<<"$m" | tr '\n' ' ')"
 check "detection read lines from shapes" grep -q '^sandgate_detect_lines_shaped_total [1-9]' <<<"$m"
 check "no shape refused" grep -q '^sandgate_detect_shapes_refused_total 0$' <<<"$m"
+
+# ---- shapes off (journal.shape_memory: 0): the same reads, every line parsed ----------
+for s in s1 s2; do sg session terminate $s >/dev/null; sg session cleanup $s >/dev/null; done
+stop_daemon
+write_config "$T_TMP/c0.yaml" "gateway: {enabled: false}
+metrics_listen: 127.0.0.1:$MP
+journal: {shape_memory: 0}
+audit:
+  sensitive_paths: [\"/etc/shadow\", \"$A\"]
+detection:
+  rate_limit: 1000"
+start_daemon b --config "$T_TMP/c0.yaml" || { fail "daemon starts with shape_memory 0"; finish; }
+sg session create --id s3 --workdir "$A" >/dev/null && sg session start s3 >/dev/null
+sgrun --session s3 --cwd / -- sh -c 'cat "$1" "$2" >/dev/null' _ "$A/s1.$EVIL" "$A/s1.$EVIL2"
+sgrun --session s3 -- cat /etc/shadow >/dev/null
+check "shapes off: root reading /etc/shadow in s3 is alerted" wait_for alert 10 alerted_in shadow-read s3
+sleep 2
+check "shapes off: every shadow-read alert refers to /etc/shadow itself" none others s3
+check "shapes off: the journal holds the crafted name as its literal bytes" literal "$A/s1.$EVIL"
+m=$(curl -s --max-time 5 "http://127.0.0.1:$MP/metrics")
+echo "# $(grep -E '^sandgate_(detect_lines|detect_shapes|index_lines)' <<<"$m" | tr '\n' ' ')"
+check "shapes off: detection parsed every line it read" \
+	grep -q '^sandgate_detect_lines_shaped_total 0$' <<<"$m"
+check "shapes off: ... and read some" grep -q '^sandgate_detect_lines_parsed_total [1-9]' <<<"$m"
+sg session terminate s3 >/dev/null; sg session cleanup s3 >/dev/null
 finish

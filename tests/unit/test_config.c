@@ -57,6 +57,7 @@ static void check_defaults(const struct sg_config *c)
 	assert_int_equal(c->journal.checkpoint_events, 1000);
 	assert_int_equal(c->journal.heartbeat_interval_ms, 10000);
 	assert_int_equal(c->journal.queue_capacity, 65536);
+	assert_int_equal(c->journal.shape_memory, 16u << 20);
 	assert_null(c->journal.origin);
 	assert_null(c->gateway.netns);
 	assert_false(c->gateway.fail_open);
@@ -193,12 +194,13 @@ static void test_full_file(void **state)
 	assert_int_equal(c->journal.checkpoint_events, 250);
 	assert_int_equal(c->journal.heartbeat_interval_ms, 300000);
 	assert_int_equal(c->journal.queue_capacity, 1024);
+	assert_int_equal(c->journal.shape_memory, 0);      /* off */
 	assert_string_equal(c->journal.origin, "example.test/log");
 	check_full_gateway(&c->gateway);
 	assert_int_equal(c->n_policies, 2);
 	check_full_policy(config_policy(c, "default"));
 	assert_string_equal(config_policy(c, "ci")->allow[0].domain, "xn--bcher-kva.example");
-	assert_int_equal(config_policy(c, "ci")->allow[0].line, 54);
+	assert_int_equal(config_policy(c, "ci")->allow[0].line, 55);
 	config_free(c);
 	config_errors_free(&e);
 	free(path);
@@ -301,6 +303,8 @@ static const struct err_case err_cases[] = {
 	{ "journal: [1, 2]\n", 1, "journal: expected a mapping, got a list" },
 	{ "journal:\n  segment_max_bytes: 64 parsecs\n", 2, "expected a size" },
 	{ "journal:\n  segment_max_bytes: 1k\n", 2, "out of range" },
+	{ "journal:\n  shape_memory: 64k\n", 2, "expected 0 (off) or at least 1MiB" },
+	{ "journal:\n  shape_memory: 2G\n", 2, "out of range" },
 	{ "journal:\n  segment_max_age: 10 minutes\n", 2, "expected a duration" },
 	{ "journal:\n  checkpoint_interval: 1.5s\n", 2, "expected a duration" },
 	{ "journal:\n  origin: \"a\\nb\"\n", 2, "control characters" },

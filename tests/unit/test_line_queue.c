@@ -11,7 +11,9 @@
 
 #include <cmocka.h>
 
+#include "journal/handoff.h"
 #include "journal/journal_impl.h"
+#include "journal/merkle.h"
 
 #define FAR_FUTURE UINT64_MAX / 2
 
@@ -51,7 +53,7 @@ static void test_order_and_wrap(void **state)
 		while (next < want + 50) {
 			size_t len = make_entry(next, e);
 
-			assert_int_equal(lq_push(&q, e, len, 0), 0);
+			assert_int_equal(lq_push(&q, e, len, NULL), 0);
 			next++;
 		}
 		n = lq_peek(&q, items, 7, 0);
@@ -75,15 +77,15 @@ static void test_bounds(void **state)
 	assert_non_null(big);
 	assert_int_equal(lq_init(&q, 3, LQ_MIN_BYTES), 0);
 	/* Larger than the ring: refused, not waited for. */
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES, 0), -EMSGSIZE);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES, NULL), -EMSGSIZE);
 	/* Almost half the ring: taken and released, then two of them fit together (the
 	 * second right after the first, the ring's end reached exactly). */
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, 0), 0);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, NULL), 0);
 	assert_int_equal(lq_peek(&q, &it, 1, 0), 1);
 	assert_int_equal(it.len, LQ_MIN_BYTES / 2 - 64);
 	lq_release(&q);
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, 0), 0);
-	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, 0), 0);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, NULL), 0);
+	assert_int_equal(lq_push(&q, big, LQ_MIN_BYTES / 2 - 64, NULL), 0);
 	assert_int_equal(lq_depth(&q, &hw), 2);
 	assert_int_equal(hw, 2);
 	/* Empty after the peek and release: nothing left behind, even the wrap's bytes. */
@@ -95,14 +97,57 @@ static void test_bounds(void **state)
 	assert_int_equal(q.used, 0);
 	/* The line limit: 3 small ones, then closing frees a waiting producer. */
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(lq_push(&q, "x", 1, 0), 0);
+		assert_int_equal(lq_push(&q, "x", 1, NULL), 0);
 	lq_close(&q);
-	assert_int_equal(lq_push(&q, "x", 1, 0), -ESHUTDOWN);
+	assert_int_equal(lq_push(&q, "x", 1, NULL), -ESHUTDOWN);
 	/* What was queued before the close is still handed out. */
 	assert_int_equal(lq_peek(&q, &it, 1, 0), 1);
 	lq_release(&q);
 	lq_destroy(&q);
 	free(big);
+}
+
+/*
+ * A line's shape goes to the handoff as it is queued (claimed under the queue's lock);
+ * the entry carries where, the writer puts the slot: a reader then gets the tokens.
+ * Tokens the handoff cannot hold leave the entry without a shape, the frame intact.
+ */
+static void test_shape_claimed_as_queued(void **state)
+{
+	struct line_queue q;
+	struct handoff *h = handoff_new(1 << 20);
+	struct shape_tok tok[2] = { { .len = 9, .kind = SHAPE_STRING }, { .len = 1, .kind = SHAPE_NULL } };
+	struct shape_tok wide = { .len = 1u << 20, .kind = SHAPE_STRING };
+	struct lq_shape sh = { .h = h, .tok = tok, .n = 2 }, bad = { .h = h, .tok = &wide, .n = 1 };
+	struct lq_item it[2];
+	struct shape got = { 0 };
+	uint8_t leaf[MERKLE_HASH_LEN];
+	struct handoff_stats st;
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(lq_init(&q, 16, LQ_MIN_BYTES), 0);
+	assert_int_equal(lq_push(&q, "frame-one", 9, &sh), 0);
+	assert_int_equal(lq_push(&q, "frame-two", 9, &bad), 0);
+	assert_int_equal(lq_peek(&q, it, 2, 0), 2);
+	assert_int_equal(it[0].len, 9);
+	assert_memory_equal(it[0].data, "frame-one", 9);
+	assert_int_equal(it[0].shape_n, 2);
+	assert_int_equal(it[1].len, 9);
+	assert_memory_equal(it[1].data, "frame-two", 9);
+	assert_int_equal(it[1].shape_n, 0);
+	merkle_leaf_hash("line-one", 8, leaf);
+	handoff_put(h, 7, leaf, 8, it[0].shape_from, it[0].shape_n);
+	lq_release(&q);
+	assert_true(handoff_get(h, 7, "line-one", 8, &got));
+	assert_int_equal(got.n, 2);
+	assert_memory_equal(got.tok, tok, sizeof(tok));
+	handoff_get_stats(h, &st);
+	assert_int_equal(st.put, 1);
+	assert_int_equal(st.skipped, 1);
+	shape_free(&got);
+	lq_destroy(&q);
+	handoff_free(h);
 }
 
 /* Four producers, one consumer: each producer's entries arrive whole and in order. */
@@ -123,7 +168,7 @@ static void *produce(void *arg)
 		uint32_t n = i * PRODUCERS + p->id;
 		size_t len = make_entry(n, e);
 
-		if (lq_push(p->q, e, len, 0) != 0)
+		if (lq_push(p->q, e, len, NULL) != 0)
 			return (void *)1;
 	}
 	return NULL;
@@ -176,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_wrap),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_shape_claimed_as_queued),
 		cmocka_unit_test(test_threads),
 	};
 

@@ -187,7 +187,7 @@ static void test_handoff_holds_recent_lines(void **state)
 	for (uint64_t seq = 0; seq < 2000; seq++) {
 		memcpy(line, &seq, sizeof(seq));
 		merkle_leaf_hash(line, sizeof(line), leaf);
-		handoff_put(h, seq, leaf, sizeof(line), t, 3);
+		handoff_line(h, seq, leaf, sizeof(line), t, 3);
 	}
 	memcpy(line, &(uint64_t){ 1999 }, sizeof(uint64_t));
 	assert_true(handoff_get(h, 1999, line, sizeof(line), &got));
@@ -201,11 +201,37 @@ static void test_handoff_holds_recent_lines(void **state)
 	memcpy(line, &(uint64_t){ 10 }, sizeof(uint64_t));
 	assert_false(handoff_get(h, 10, line, sizeof(line), &got));        /* written over */
 	assert_false(handoff_get(h, 5000, line, sizeof(line), &got));      /* never put */
-	handoff_put(h, 2000, leaf, sizeof(line), big, 2000);               /* > 1/8 of the arena */
+	handoff_line(h, 2000, leaf, sizeof(line), big, 2000);              /* > 1/8 of the arena */
 	assert_false(handoff_get(h, 2000, line, sizeof(line), &got));
+	/* Tokens beyond what a held token packs (journal/handoff.c): not held, never cut. */
+	{
+		static const struct shape_tok wide[][1] = {
+			{ { .len = 1u << 18, .kind = SHAPE_STRING } },
+			{ { .len = 2, .key_len = 64, .kind = SHAPE_STRING } },
+			{ { .len = 2, .depth = 16, .kind = SHAPE_STRING } },
+		};
+		struct shape_tok edge[2] = {
+			{ .len = (1u << 18) - 1, .key_len = 63, .depth = 15,
+			  .kind = SHAPE_STRING | SHAPE_ESC },
+			{ .len = 1, .kind = SHAPE_ARRAY },
+		};
+
+		for (uint64_t k = 0; k < 3; k++) {
+			memcpy(line, &(uint64_t){ 3000 + k }, sizeof(uint64_t));
+			merkle_leaf_hash(line, sizeof(line), leaf);
+			handoff_line(h, 3000 + k, leaf, sizeof(line), wide[k], 1);
+			assert_false(handoff_get(h, 3000 + k, line, sizeof(line), &got));
+		}
+		memcpy(line, &(uint64_t){ 3003 }, sizeof(uint64_t));
+		merkle_leaf_hash(line, sizeof(line), leaf);
+		handoff_line(h, 3003, leaf, sizeof(line), edge, 2);
+		assert_true(handoff_get(h, 3003, line, sizeof(line), &got));
+		assert_int_equal(got.n, 2);
+		assert_memory_equal(got.tok, edge, sizeof(edge));
+	}
 	handoff_get_stats(h, &st);
-	assert_int_equal(st.put, 2000);
-	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.put, 2001);
+	assert_int_equal(st.skipped, 4);
 	assert_int_equal(st.mismatched, 2);
 	shape_free(&got);
 	free(big);
@@ -220,6 +246,13 @@ struct race {
 	uint64_t next;          /* the writer's next seq */
 	uint64_t hits, torn;
 };
+
+/* A token length of its own for each seq a reader may see at once (it looks 3,000 back),
+ * within what the handoff holds (18 bits). */
+static uint32_t race_len(uint64_t seq, size_t i)
+{
+	return (uint32_t)((seq * 7 + i) % 200003);
+}
 
 static void race_line(uint64_t seq, char line[64])
 {
@@ -244,7 +277,7 @@ static void *race_reader(void *arg)
 				continue;
 			__atomic_add_fetch(&r->hits, 1, __ATOMIC_RELAXED);
 			for (size_t i = 0; i < got.n; i++)
-				if (got.n != 1 + seq % 7 || got.tok[i].len != (uint32_t)(seq * 7 + i))
+				if (got.n != 1 + seq % 7 || got.tok[i].len != race_len(seq, i))
 					__atomic_add_fetch(&r->torn, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -268,10 +301,10 @@ static void test_handoff_readers_race_the_writer(void **state)
 		size_t n = 1 + seq % 7;
 
 		for (size_t i = 0; i < n; i++)
-			t[i] = (struct shape_tok){ .len = (uint32_t)(seq * 7 + i) };
+			t[i] = (struct shape_tok){ .len = race_len(seq, i) };
 		race_line(seq, line);
 		merkle_leaf_hash(line, sizeof(line), leaf);
-		handoff_put(r.h, seq, leaf, sizeof(line), t, n);
+		handoff_line(r.h, seq, leaf, sizeof(line), t, n);
 		__atomic_store_n(&r.next, seq + 1, __ATOMIC_RELEASE);
 	}
 	for (int i = 0; i < 2; i++)
