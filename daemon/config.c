@@ -271,7 +271,7 @@ struct sg_config *config_default(void)
 		.segment_max_bytes = 64ull << 20, .segment_max_age_ms = 3600 * MS_S,
 		.fsync = SG_FSYNC_CHECKPOINT, .checkpoint_interval_ms = MS_S,
 		.checkpoint_events = 1000, .heartbeat_interval_ms = 10 * MS_S,
-		.queue_capacity = 65536, .shape_memory = 16u << 20, .origin = NULL,
+		.queue_capacity = 65536, .shape_memory = 24u << 20, .origin = NULL,
 	};
 	cfg_gateway_default(&c->gateway);
 	cfg_invest_default(&c->invest);

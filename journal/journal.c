@@ -27,7 +27,7 @@ void journal_settings_default(struct journal_settings *s, const char *state_dir,
 	s->heartbeat_interval_ms = 10000;
 	s->queue_capacity = 65536;
 	s->stall_buffer_max = 64ull << 20;
-	s->handoff_bytes = 16u << 20;
+	s->handoff_bytes = 24u << 20;
 }
 
 /* The journal directory must be ours alone: root-owned (our euid) and 0700. */

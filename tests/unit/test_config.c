@@ -57,7 +57,7 @@ static void check_defaults(const struct sg_config *c)
 	assert_int_equal(c->journal.checkpoint_events, 1000);
 	assert_int_equal(c->journal.heartbeat_interval_ms, 10000);
 	assert_int_equal(c->journal.queue_capacity, 65536);
-	assert_int_equal(c->journal.shape_memory, 16u << 20);
+	assert_int_equal(c->journal.shape_memory, 24u << 20);
 	assert_null(c->journal.origin);
 	assert_null(c->gateway.netns);
 	assert_false(c->gateway.fail_open);
