@@ -125,7 +125,7 @@ static int check_origin(struct cfg_ctx *ctx, const struct cy_node *v, void *base
 }
 
 /* 0 turns the shapes off (detection and the index parse every line); otherwise at least
- * 1 MiB, below which too few lines would be held to be worth the writer's copy. */
+ * 1 MiB, below which too few lines would be held to be worth placing them. */
 static int check_shape_memory(struct cfg_ctx *ctx, const struct cy_node *v, void *base,
 			      const struct cfg_key *k)
 {

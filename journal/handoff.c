@@ -68,10 +68,10 @@ struct handoff {
 #define LINE_BYTES 132     /* a slot (64) and an entry of 17 tokens (68): memory per line */
 
 /*
- * A token as held here: 4 bytes, not the builder's 8. The arena is written by the
- * journal's writer at every line and read by readers that come after other work (they
- * run at SCHED_IDLE): it is out of the caches both times, so its bytes a line are what
- * the writer pays (bench/journal: 32 MiB of 200-byte lines cost the append path twice
+ * A token as held here: 4 bytes, not the builder's 8. The arena is written at every
+ * line (by the producer that queues it) and read by readers that come after other work
+ * (they run at SCHED_IDLE): it is out of the caches both times, so its bytes a line are
+ * what the append path pays (bench/journal: 32 MiB of 200-byte lines cost it twice
  * what 4 MiB did). len 18 bits (a value of up to 256 KiB), key_len 6, kind 3 and its
  * escape flag 1, depth 4: a line with a value beyond these is not held (its readers
  * parse it; counted as skipped).
